@@ -1,0 +1,6 @@
+"""kg's command line: a thin skin over the library. Each module registers its commands."""
+
+from kg.cli import core  # noqa: F401  (registers ingest, stats, sparql, validate)
+from kg.cli.app import app, main
+
+__all__ = ["app", "main"]

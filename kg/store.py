@@ -1,0 +1,435 @@
+"""The one module that talks to pyoxigraph.
+
+Everything else in kg works with N-Quads text, format names and `kg.results` terms, so a
+change in pyoxigraph's API is absorbed here.
+
+Writes go through `write_batch`, which makes Oxigraph's fast but non-transactional bulk
+loader crash-safe with an intent journal:
+
+1. the graphs of the batch are listed in the journal graph (one atomic write);
+2. the old versions of changed records are dropped;
+3. the batch is bulk-loaded;
+4. the journal is cleared (one atomic write).
+
+A writer that opens a store whose journal is not empty (a crash between 1 and 4) drops the
+listed graphs first, so each record is either wholly present or wholly absent, and running
+the same ingest again converges.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import IO, Any
+
+import pyoxigraph as ox
+
+from kg.errors import (
+    KgError,
+    QuerySyntaxError,
+    StoreBusyError,
+    StoreError,
+    StoreMissingError,
+    UsageError,
+)
+from kg.results import AskResult, GraphResult, QueryResult, Row, SelectResult, Term
+from kg.vocab import KG
+
+#: The journal graph lives outside the base so that no instance IRI can collide with it.
+JOURNAL_GRAPH = "urn:x-kg:journal"
+_PENDING = KG.pendingLoad[1:-1]
+
+_RDF_FORMATS: dict[str, ox.RdfFormat] = {
+    "turtle": ox.RdfFormat.TURTLE,
+    "ttl": ox.RdfFormat.TURTLE,
+    "ntriples": ox.RdfFormat.N_TRIPLES,
+    "nt": ox.RdfFormat.N_TRIPLES,
+    "nquads": ox.RdfFormat.N_QUADS,
+    "nq": ox.RdfFormat.N_QUADS,
+    "trig": ox.RdfFormat.TRIG,
+    "rdfxml": ox.RdfFormat.RDF_XML,
+    "rdf": ox.RdfFormat.RDF_XML,
+    "xml": ox.RdfFormat.RDF_XML,
+    "owl": ox.RdfFormat.RDF_XML,
+    "jsonld": ox.RdfFormat.JSON_LD,
+    "json-ld": ox.RdfFormat.JSON_LD,
+    "n3": ox.RdfFormat.N3,
+}
+_RESULT_FORMATS: dict[str, ox.QueryResultsFormat] = {
+    "json": ox.QueryResultsFormat.JSON,
+    "xml": ox.QueryResultsFormat.XML,
+    "csv": ox.QueryResultsFormat.CSV,
+    "tsv": ox.QueryResultsFormat.TSV,
+}
+
+
+def rdf_format(name: str) -> ox.RdfFormat:
+    """An RDF format by name, extension or media type (`turtle`, `ttl`, `text/turtle`)."""
+    key = name.lower().strip().lstrip(".")
+    fmt = (
+        _RDF_FORMATS.get(key)
+        or ox.RdfFormat.from_media_type(key)
+        or ox.RdfFormat.from_extension(key)
+    )
+    if fmt is None:
+        raise UsageError(
+            f"unknown RDF format {name!r}; use one of: {', '.join(sorted(set(_RDF_FORMATS)))}"
+        )
+    return fmt
+
+
+def rdf_format_info(name: str) -> tuple[str, str, bool]:
+    """(media type, file extension, holds named graphs) for an RDF format name."""
+    fmt = rdf_format(name)
+    return fmt.media_type, fmt.file_extension, fmt.supports_datasets
+
+
+def results_format_info(name: str) -> tuple[str, str]:
+    fmt = _RESULT_FORMATS.get(name.lower()) or ox.QueryResultsFormat.from_media_type(name)
+    if fmt is None:
+        raise UsageError(f"unknown results format {name!r}; use one of: json, xml, csv, tsv")
+    return fmt.media_type, fmt.file_extension
+
+
+# --- terms --------------------------------------------------------------------------------
+
+
+def _term(value: Any) -> Term:
+    if isinstance(value, ox.NamedNode):
+        return Term("uri", value.value)
+    if isinstance(value, ox.Literal):
+        lang = value.language
+        return Term("literal", value.value, None if lang else value.datatype.value, lang)
+    if isinstance(value, ox.BlankNode):
+        return Term("bnode", value.value)
+    if isinstance(value, ox.Triple):
+        return Term("triple", str(value))
+    raise TypeError(f"unexpected term {value!r}")  # pragma: no cover
+
+
+def _ox_term(term: Term) -> ox.NamedNode | ox.Literal | ox.BlankNode:
+    try:
+        if term.kind == "uri":
+            return ox.NamedNode(term.value)
+        if term.kind == "bnode":
+            return ox.BlankNode(term.value)
+        if term.lang:
+            return ox.Literal(term.value, language=term.lang)
+        if term.datatype:
+            return ox.Literal(term.value, datatype=ox.NamedNode(term.datatype))
+        return ox.Literal(term.value)
+    except ValueError as exc:
+        raise UsageError(f"invalid RDF term {term.n3()[:80]}: {exc}") from None
+
+
+def _graph(iri: str | None) -> ox.NamedNode | ox.DefaultGraph:
+    return ox.DefaultGraph() if iri is None else ox.NamedNode(iri)
+
+
+# --- the store ----------------------------------------------------------------------------
+
+
+class GraphStore:
+    """An Oxigraph store, on disk or in memory, as kg uses it."""
+
+    def __init__(self, inner: ox.Store, path: Path | None, read_only: bool) -> None:
+        self._store = inner
+        self.path = path
+        self.read_only = read_only
+
+    @classmethod
+    def memory(cls) -> GraphStore:
+        return cls(ox.Store(), None, False)
+
+    @classmethod
+    def open(cls, path: Path | None, *, read_only: bool = False) -> GraphStore:
+        """Open (or create, for writing) the store at `path`; `None` gives a memory store."""
+        if path is None:
+            return cls.memory()
+        path = Path(path)
+        if read_only:
+            if not (path / "CURRENT").exists():
+                raise StoreMissingError(
+                    f"no kg store at {path}: build one with `kg --store {path} ingest FILES`"
+                )
+            try:
+                return cls(ox.Store.read_only(str(path)), path, True)
+            except OSError as exc:
+                raise StoreError(f"cannot open the store at {path} read-only: {exc}") from None
+        if path.exists() and not path.is_dir():
+            raise StoreError(f"{path} is a file, not a store directory; pick another --store path")
+        try:
+            store = cls(ox.Store(str(path)), path, False)
+        except OSError as exc:
+            if "lock" in str(exc).lower() or "temporarily unavailable" in str(exc).lower():
+                raise StoreBusyError(
+                    f"the store at {path} is busy: another kg process is writing to it. "
+                    "Wait for it to finish, or run read-only commands (query, export, serve), "
+                    "which open a snapshot beside the writer."
+                ) from None
+            raise StoreError(f"cannot open the store at {path}: {exc}") from None
+        store.recover()
+        return store
+
+    def __enter__(self) -> GraphStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if not self.read_only and self.path is not None:
+            self._store.flush()
+        del self._store
+
+    def __len__(self) -> int:
+        """The number of quads in all graphs."""
+        return len(self._store)
+
+    # -- writing ---------------------------------------------------------------------------
+    def _writable(self) -> ox.Store:
+        if self.read_only:
+            raise StoreError("this store was opened read-only")
+        return self._store
+
+    def recover(self) -> int:
+        """Drop the graphs of a batch a crash left half-loaded. Returns how many."""
+        store = self._writable()
+        journal = ox.NamedNode(JOURNAL_GRAPH)
+        if not store.contains_named_graph(journal):
+            return 0
+        pending = [q.subject for q in store.quads_for_pattern(None, None, None, journal)]
+        for graph in pending:
+            if isinstance(graph, ox.NamedNode):
+                store.remove_graph(graph)
+        store.remove_graph(journal)
+        return len(pending)
+
+    def write_batch(
+        self, nquads: bytes, graphs: Iterable[str], replace: Iterable[str] = ()
+    ) -> None:
+        """Load a batch of N-Quads whose records live in `graphs`, replacing `replace` first.
+
+        `nquads` may also hold triples for shared graphs (the entities graph); those are
+        set-merged. See the module docstring for why this is crash-safe.
+        """
+        store = self._writable()
+        journal = ox.NamedNode(JOURNAL_GRAPH)
+        pending = ox.NamedNode(_PENDING)
+        flag = ox.Literal(True)
+        store.extend(ox.Quad(ox.NamedNode(g), pending, flag, journal) for g in graphs)
+        for graph in replace:
+            store.remove_graph(ox.NamedNode(graph))
+        try:
+            store.bulk_load(nquads, format=ox.RdfFormat.N_QUADS)
+        except SyntaxError as exc:
+            # Nothing may stay half-loaded: drop the batch's graphs again, then report.
+            self.recover()
+            raise StoreError(f"the batch did not parse as N-Quads: {exc}") from None
+        store.remove_graph(journal)
+
+    def load(
+        self,
+        data: bytes | IO[bytes],
+        fmt: str,
+        *,
+        graph: str | None = None,
+        base_iri: str | None = None,
+    ) -> None:
+        """Load RDF in any format, atomically (one transaction)."""
+        try:
+            self._writable().load(
+                data,
+                format=rdf_format(fmt),
+                to_graph=None if graph is None else _graph(graph),
+                base_iri=base_iri,
+            )
+        except SyntaxError as exc:
+            raise KgError(f"the {fmt} input does not parse: {exc}") from None
+
+    def remove_graph(self, graph: str) -> None:
+        self._writable().remove_graph(ox.NamedNode(graph))
+
+    def update(self, sparql: str) -> None:
+        try:
+            self._writable().update(sparql)
+        except SyntaxError as exc:
+            raise QuerySyntaxError(str(exc)) from None
+
+    def flush(self) -> None:
+        self._writable().flush()
+
+    def optimize(self) -> None:
+        self._writable().optimize()
+
+    # -- reading ---------------------------------------------------------------------------
+    def graph_hashes(self, graphs: list[str]) -> dict[str, str]:
+        """The stored `kg:contentHash` of each of `graphs` that exists."""
+        out: dict[str, str] = {}
+        store = self._store
+        prop = ox.NamedNode(KG.contentHash[1:-1])
+        for g in graphs:
+            node = ox.NamedNode(g)
+            for quad in store.quads_for_pattern(node, prop, None, node):
+                out[g] = quad.object.value
+        return out
+
+    def named_graphs(self) -> Iterator[str]:
+        for g in self._store.named_graphs():
+            if isinstance(g, ox.NamedNode) and g.value != JOURNAL_GRAPH:
+                yield g.value
+
+    def has_graph(self, graph: str) -> bool:
+        return bool(self._store.contains_named_graph(ox.NamedNode(graph)))
+
+    def _run(
+        self,
+        sparql: str,
+        substitutions: Mapping[str, Term] | None,
+        union: bool,
+        default_graphs: list[str] | None,
+        named_graphs: list[str] | None,
+    ) -> Any:
+        subs = {ox.Variable(k): _ox_term(v) for k, v in (substitutions or {}).items()}
+        kwargs: dict[str, Any] = {}
+        if default_graphs is not None:
+            kwargs["default_graph"] = [ox.NamedNode(g) for g in default_graphs]
+        elif union:
+            kwargs["use_default_graph_as_union"] = True
+        if named_graphs is not None:
+            kwargs["named_graphs"] = [ox.NamedNode(g) for g in named_graphs]
+        try:
+            return self._store.query(sparql, substitutions=subs or None, **kwargs)
+        except SyntaxError as exc:
+            raise QuerySyntaxError(str(exc)) from None
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+
+    def query(
+        self,
+        sparql: str,
+        *,
+        substitutions: Mapping[str, Term] | None = None,
+        union: bool = True,
+        default_graphs: list[str] | None = None,
+        named_graphs: list[str] | None = None,
+        limit: int | None = None,
+    ) -> QueryResult:
+        """Run SPARQL; the default graph is the union of all graphs unless told otherwise."""
+        result = self._run(sparql, substitutions, union, default_graphs, named_graphs)
+        if isinstance(result, ox.QueryBoolean):
+            return AskResult(bool(result))
+        if isinstance(result, ox.QuerySolutions):
+            variables = [v.value for v in result.variables]
+            rows: list[Row] = []
+            for solution in result:
+                rows.append(
+                    tuple(None if solution[v] is None else _term(solution[v]) for v in variables)
+                )
+                if limit is not None and len(rows) >= limit:
+                    break
+            return SelectResult(variables, rows)
+        return GraphResult(ox.serialize(result, format=ox.RdfFormat.N_TRIPLES).decode("utf-8"))
+
+    def query_serialized(
+        self,
+        sparql: str,
+        media_type: str,
+        *,
+        substitutions: Mapping[str, Term] | None = None,
+        union: bool = True,
+        default_graphs: list[str] | None = None,
+        named_graphs: list[str] | None = None,
+    ) -> tuple[bytes, str]:
+        """Run SPARQL and serialise natively. Returns (body, content type)."""
+        result = self._run(sparql, substitutions, union, default_graphs, named_graphs)
+        if isinstance(result, ox.QueryTriples):
+            fmt = ox.RdfFormat.from_media_type(media_type) or ox.RdfFormat.TURTLE
+            if fmt.supports_datasets:
+                fmt = ox.RdfFormat.TURTLE
+            return ox.serialize(result, format=fmt), fmt.media_type
+        rfmt = ox.QueryResultsFormat.from_media_type(media_type) or ox.QueryResultsFormat.JSON
+        return result.serialize(format=rfmt), rfmt.media_type
+
+    def count(self, graph: str | None = None) -> int:
+        if graph is None:
+            return len(self._store) - sum(
+                1
+                for _ in self._store.quads_for_pattern(
+                    None, None, None, ox.NamedNode(JOURNAL_GRAPH)
+                )
+            )
+        return sum(1 for _ in self._store.quads_for_pattern(None, None, None, ox.NamedNode(graph)))
+
+    # -- dumping ---------------------------------------------------------------------------
+    def dump(
+        self,
+        out: IO[bytes] | str | Path,
+        fmt: str,
+        *,
+        graph: str | None = None,
+        prefixes: dict[str, str] | None = None,
+    ) -> None:
+        """Write the store (or one graph) natively. Triple formats get the union unless `graph`."""
+        rfmt = rdf_format(fmt)
+        target = str(out) if isinstance(out, Path) else out
+        kwargs: dict[str, Any] = {}
+        if prefixes and rfmt in (ox.RdfFormat.TURTLE, ox.RdfFormat.TRIG, ox.RdfFormat.RDF_XML):
+            kwargs["prefixes"] = prefixes
+        if graph is not None:
+            self._store.dump(target, format=rfmt, from_graph=ox.NamedNode(graph), **kwargs)
+        elif rfmt.supports_datasets:
+            quads = (
+                q
+                for q in self._store
+                if not (
+                    isinstance(q.graph_name, ox.NamedNode) and q.graph_name.value == JOURNAL_GRAPH
+                )
+            )
+            ox.serialize(quads, target, format=rfmt, **kwargs)
+        else:
+            triples = self._store.query(
+                "CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }", use_default_graph_as_union=True
+            )
+            ox.serialize(triples, target, format=rfmt, **kwargs)
+
+    def quads_nquads(self, graph: str | None = None) -> Iterator[str]:
+        """Every quad (or one graph's) as an N-Quads line, in store order."""
+        g = None if graph is None else ox.NamedNode(graph)
+        for q in self._store.quads_for_pattern(None, None, None, g):
+            if isinstance(q.graph_name, ox.NamedNode) and q.graph_name.value == JOURNAL_GRAPH:
+                continue
+            yield f"{q} .\n"
+
+    def canonical_digest(self, exclude_predicates: Iterable[str] = ()) -> str:
+        """A SHA-256 over the canonical N-Quads of the whole store (isomorphism by hash)."""
+        skip = set(exclude_predicates)
+        dataset = ox.Dataset(
+            q
+            for q in self._store
+            if q.predicate.value not in skip
+            and not (isinstance(q.graph_name, ox.NamedNode) and q.graph_name.value == JOURNAL_GRAPH)
+        )
+        dataset.canonicalize(ox.CanonicalizationAlgorithm.RDFC_1_0)
+        lines = sorted(f"{q} .\n" for q in dataset)
+        return hashlib.sha256("".join(lines).encode()).hexdigest()
+
+
+def parse_to_ntriples(data: bytes, fmt: str, *, base_iri: str | None = None) -> str:
+    """Parse RDF in `fmt` and return it as N-Quads/N-Triples text (for tests and conversion)."""
+    try:
+        quads = ox.parse(data, format=rdf_format(fmt), base_iri=base_iri)
+        return "".join(f"{q} .\n" for q in quads)
+    except SyntaxError as exc:
+        raise KgError(f"the {fmt} input does not parse: {exc}") from None
+
+
+def convert(ntriples: str, fmt: str, prefixes: dict[str, str] | None = None) -> bytes:
+    """Re-serialise N-Triples text into another RDF format."""
+    rfmt = rdf_format(fmt)
+    triples = ox.parse(ntriples.encode("utf-8"), format=ox.RdfFormat.N_TRIPLES)
+    kwargs: dict[str, Any] = {}
+    if prefixes and rfmt in (ox.RdfFormat.TURTLE, ox.RdfFormat.TRIG, ox.RdfFormat.RDF_XML):
+        kwargs["prefixes"] = prefixes
+    return bytes(ox.serialize(triples, format=rfmt, **kwargs))
