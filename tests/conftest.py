@@ -1,0 +1,92 @@
+"""Shared fixtures: the real seeds and raw slices, stores built from them, a CLI runner."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from kg.cli import app
+from kg.identity import Iris
+from kg.ingest import ingest
+from kg.store import GraphStore
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared"
+SEEDS_DIR = SHARED / "seeds" if (SHARED / "seeds").is_dir() else ROOT / "examples" / "records"
+RAW_DIR = SHARED / "data" / "raw"
+BASE = "https://w3id.org/kg/id/"
+KG = "https://w3id.org/kg/ontology#"
+PREFIXES = f"PREFIX kg: <{KG}>\nPREFIX dcterms: <http://purl.org/dc/terms/>\n"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--run-slow", action="store_true", help="also run the long variants")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--run-slow"):
+        return
+    skip = pytest.mark.skip(reason="long variant: run with --run-slow")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def seed_paths() -> list[Path]:
+    paths = sorted(SEEDS_DIR.glob("*.json"))
+    assert len(paths) == 2, f"expected the two seed records in {SEEDS_DIR}"
+    return paths
+
+
+@pytest.fixture(scope="session")
+def seed_records(seed_paths: list[Path]) -> list[dict[str, Any]]:
+    return [json.loads(p.read_text(encoding="utf-8")) for p in seed_paths]
+
+
+@pytest.fixture
+def iris() -> Iris:
+    return Iris(BASE)
+
+
+@pytest.fixture
+def memory_store() -> Iterator[GraphStore]:
+    store = GraphStore.memory()
+    yield store
+
+
+@pytest.fixture
+def seed_store(seed_paths: list[Path]) -> GraphStore:
+    """A fresh in-memory store holding the two seed records."""
+    store = GraphStore.memory()
+    report = ingest(store, [str(p) for p in seed_paths], base_iri=BASE)
+    assert report.added == 2 and report.rejected == 0
+    return store
+
+
+@pytest.fixture
+def disk_store_path(tmp_path: Path) -> Path:
+    return tmp_path / "store"
+
+
+@pytest.fixture
+def cli() -> CliRunner:
+    return CliRunner()
+
+
+def run(cli: CliRunner, *args: str, input: str | None = None) -> Any:
+    """Invoke the real Typer app in process."""
+    return cli.invoke(app, list(args), input=input)
+
+
+def select(store: GraphStore, query: str) -> list[dict[str, object]]:
+    from kg.results import SelectResult
+
+    result = store.query(PREFIXES + query)
+    assert isinstance(result, SelectResult)
+    return result.dicts()
