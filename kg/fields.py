@@ -133,6 +133,8 @@ class Obj:
         """Every key and value (marks them all as read), for map-shaped objects."""
         for key, value in self._data.items():
             self._seen.add(key)
+            if not key.strip():  # the key names a thing (a status, a kind, a metric)
+                raise RecordError("has an empty key", field=self._path)
             yield key, value
 
     def child(self, key: str, value: Any) -> Obj:

@@ -166,7 +166,8 @@ class Iris:
         return f"{self.base}paper/title/{title_key(title, year)}"
 
     def author(self, name: str) -> str:
-        return f"{self.base}author/{segment(name_key(name))}"
+        # A name with no letters or digits ("---") keys on itself rather than on "".
+        return f"{self.base}author/{segment(name_key(name) or name.strip())}"
 
     def repository(self, ref: RepoRef) -> str:
         return f"{self.base}repository/{'/'.join(segment(s) for s in ref.key.split('/'))}"
@@ -181,7 +182,8 @@ class Iris:
         return f"{self.base}dataset/{segment(slug)}"
 
     def venue(self, name: str) -> str:
-        return f"{self.base}venue/{segment(pwc_slug(name) or name_key(name))}"
+        key = pwc_slug(name) or name_key(name) or name.strip()
+        return f"{self.base}venue/{segment(key)}"
 
     def repo_kind(self, kind: str) -> str:
         return f"{self.base}repo-kind/{segment(kind)}"
@@ -191,9 +193,6 @@ class Iris:
 
     def entities_graph(self) -> str:
         return f"{self.base}graph/entities"
-
-    def journal_graph(self) -> str:
-        return f"{self.base}graph/journal"
 
     def local_key(self, iri: str) -> str:
         """The part of an instance IRI after the base (for graph names and messages)."""

@@ -73,15 +73,21 @@ def web_iri(value: str, where: str) -> str:
     return safe_iri(text)
 
 
+def record_slug(obj: Obj) -> str | None:
+    """The PwC slug of a record's `url` (`/paper/<slug>` or a bare slug)."""
+    url = obj.text("url")
+    if not url:
+        return None
+    slug = slug_from_url(url, "paper") or (url.strip("/") if "/" not in url.strip("/") else None)
+    if not slug:
+        raise RecordError(f"{url[:80]!r} is not a /paper/<slug> URL", field=obj.where("url"))
+    return slug
+
+
 def paper_identity(obj: Obj, iris: Iris) -> tuple[str, str]:
     """The paper's IRI and its key (the part under the base), by the identity rules."""
-    url = obj.text("url")
-    if url:
-        slug = slug_from_url(url, "paper") or (
-            url.strip("/") if "/" not in url.strip("/") else None
-        )
-        if not slug:
-            raise RecordError(f"{url[:80]!r} is not a /paper/<slug> URL", field=obj.where("url"))
+    slug = record_slug(obj)
+    if slug:
         paper = iris.paper(slug)
     else:
         arxiv = obj.text("arxiv_id")
@@ -194,6 +200,12 @@ class RecordMapper:
             slug = pwc_slug(name) or name.strip()
         return slug, name
 
+    def repo_kind(self, kind: str) -> str:
+        """A repository kind of the controlled vocabulary, declared as a SKOS concept."""
+        node = self.entity(self.iris.repo_kind(kind), KG.RepoKind, STD.prefLabel, kind)
+        self.share(node, STD.type, STD.skos_Concept)
+        return node
+
     def repo(self, ref: RepoRef) -> str:
         node = self.entity(
             self.iris.repository(ref), KG.Repository, STD.label, ref.key.split("/", 1)[-1]
@@ -212,7 +224,7 @@ class RecordMapper:
         self.paper_iri = paper_iri
 
         self.add(p, STD.type, KG.Paper)
-        slug = slug_from_url(root.text("url") or "", "paper")
+        slug = record_slug(root)
         if slug:
             self.add(p, KG.pwcSlug, literal(slug))
             self.add(p, STD.seeAlso, iri(f"https://paperswithcode.com/paper/{segment(slug)}"))
@@ -242,8 +254,8 @@ class RecordMapper:
             graph=graph_iri,
             subject=paper_iri,
             content_hash=self.hash,
-            triples=self.t,
-            shared=self.s,
+            triples=list(dict.fromkeys(self.t)),  # a triple stated twice is one triple
+            shared=list(dict.fromkeys(self.s)),
             unknown_keys=root.unknown_keys(),
         )
 
@@ -288,6 +300,7 @@ class RecordMapper:
 
     def map_introduced(self, key: str, kind: str, cls: str, prop: str, p: str) -> None:
         for i, item in enumerate(self.root.array(key)):
+            name: str | None
             if isinstance(item, str):
                 if not item.strip():
                     continue
@@ -367,7 +380,7 @@ class RecordMapper:
                 )
             for name, raw in pairs:
                 ident = hashlib.sha1(
-                    canonical_json([task, dataset, name, model]).encode()
+                    canonical_json([task, dataset, name, model, raw]).encode()
                 ).hexdigest()[:16]
                 node = iri(f"{self.paper_iri}/result/{ident}")
                 self.add(p, KG.hasResult, node)
@@ -440,9 +453,7 @@ class RecordMapper:
             for kind, definition in vocabulary.items():
                 if not isinstance(definition, str):
                     raise RecordError("expected a string definition", field=vocabulary.where(kind))
-                node = self.entity(self.iris.repo_kind(kind), KG.RepoKind, STD.prefLabel, kind)
-                self.share(node, STD.type, STD.skos_Concept)
-                self.share(node, STD.definition, literal(definition))
+                self.share(self.repo_kind(kind), STD.definition, literal(definition))
         for repo in syn.objects("repos"):
             url = repo.text("url", required=True)
             assert url is not None
@@ -474,7 +485,7 @@ class RecordMapper:
                 node = iri(f"{g[1:-1]}/repo-kind/{segment(kind)}")
                 self.add(g, KG.repoKindSummary, node)
                 self.add(node, STD.type, KG.RepoKindSummary)
-                self.add(node, KG.repoKind, iri(self.iris.repo_kind(kind)))
+                self.add(node, KG.repoKind, self.repo_kind(kind))
                 self.number(counts, "samples", node, KG.sampleCount)
                 self.number(counts, "ran", node, KG.ranCount)
                 self.number(counts, "repositories", node, KG.repositoryCount)
@@ -494,8 +505,11 @@ class RecordMapper:
                 ).hexdigest()[:16]
             )
             node_iri = f"{self.paper_iri}/sample/{local}"
-            if node_iri in seen:
-                node_iri += "-" + segment(entry or str(len(seen)))
+            if node_iri in seen:  # same code twice: tell them apart by entry, then by order
+                node_iri += "-" + segment(entry or "")
+                base_iri, n = node_iri, 2
+                while node_iri in seen:
+                    node_iri, n = f"{base_iri}-{n}", n + 1
             seen.add(node_iri)
             node = iri(node_iri)
             self.add(p, KG.hasSample, node)
@@ -514,7 +528,7 @@ class RecordMapper:
                 self.add(node, KG.repository, self.repo(ref))
             kind = sample.text("repo_kind")
             if kind:
-                self.add(node, KG.repoKind, iri(self.iris.repo_kind(kind)))
+                self.add(node, KG.repoKind, self.repo_kind(kind))
             self.text(sample, "path", node, KG.filePath)
             self.link(sample, "file_url", node, KG.fileUrl)
             self.text(sample, "link_basis", node, KG.linkBasis)

@@ -68,7 +68,7 @@ def open_binary(name: str) -> IO[bytes]:
         raise InputError(f"{name}: cannot open: {exc.strerror}") from None
     if handle.read(2) == b"\x1f\x8b":
         handle.seek(0)
-        return gzip.open(handle, "rb")
+        return gzip.GzipFile(fileobj=handle, mode="rb")  # type: ignore[return-value]
     handle.seek(0)
     return handle
 

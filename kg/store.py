@@ -272,7 +272,8 @@ class GraphStore:
         for g in graphs:
             node = ox.NamedNode(g)
             for quad in store.quads_for_pattern(node, prop, None, node):
-                out[g] = quad.object.value
+                if isinstance(quad.object, ox.Literal):
+                    out[g] = quad.object.value
         return out
 
     def named_graphs(self) -> Iterator[str]:
@@ -291,7 +292,9 @@ class GraphStore:
         default_graphs: list[str] | None,
         named_graphs: list[str] | None,
     ) -> Any:
-        subs = {ox.Variable(k): _ox_term(v) for k, v in (substitutions or {}).items()}
+        subs: dict[ox.Variable, ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple] = {
+            ox.Variable(k): _ox_term(v) for k, v in (substitutions or {}).items()
+        }
         kwargs: dict[str, Any] = {}
         if default_graphs is not None:
             kwargs["default_graph"] = [ox.NamedNode(g) for g in default_graphs]
@@ -330,7 +333,8 @@ class GraphStore:
                 if limit is not None and len(rows) >= limit:
                     break
             return SelectResult(variables, rows)
-        return GraphResult(ox.serialize(result, format=ox.RdfFormat.N_TRIPLES).decode("utf-8"))
+        text = ox.serialize(result, format=ox.RdfFormat.N_TRIPLES) or b""
+        return GraphResult(text.decode("utf-8"))
 
     def query_serialized(
         self,
@@ -348,9 +352,9 @@ class GraphStore:
             fmt = ox.RdfFormat.from_media_type(media_type) or ox.RdfFormat.TURTLE
             if fmt.supports_datasets:
                 fmt = ox.RdfFormat.TURTLE
-            return ox.serialize(result, format=fmt), fmt.media_type
+            return ox.serialize(result, format=fmt) or b"", fmt.media_type
         rfmt = ox.QueryResultsFormat.from_media_type(media_type) or ox.QueryResultsFormat.JSON
-        return result.serialize(format=rfmt), rfmt.media_type
+        return result.serialize(format=rfmt) or b"", rfmt.media_type
 
     def count(self, graph: str | None = None) -> int:
         if graph is None:
@@ -392,7 +396,7 @@ class GraphStore:
             triples = self._store.query(
                 "CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }", use_default_graph_as_union=True
             )
-            ox.serialize(triples, target, format=rfmt, **kwargs)
+            ox.serialize(triples, target, format=rfmt, **kwargs)  # type: ignore[arg-type]
 
     def quads_nquads(self, graph: str | None = None) -> Iterator[str]:
         """Every quad (or one graph's) as an N-Quads line, in store order."""
@@ -432,4 +436,19 @@ def convert(ntriples: str, fmt: str, prefixes: dict[str, str] | None = None) -> 
     kwargs: dict[str, Any] = {}
     if prefixes and rfmt in (ox.RdfFormat.TURTLE, ox.RdfFormat.TRIG, ox.RdfFormat.RDF_XML):
         kwargs["prefixes"] = prefixes
-    return bytes(ox.serialize(triples, format=rfmt, **kwargs))
+    return ox.serialize(triples, format=rfmt, **kwargs) or b""
+
+
+def select_variables(sparql: str) -> list[str] | None:
+    """The variables a SELECT query projects (None for ASK, CONSTRUCT and DESCRIBE).
+
+    pyoxigraph's `substitutions` only binds projected variables, so callers ask first. The
+    query is run on an empty store, which costs a parse and nothing else.
+    """
+    try:
+        result = ox.Store().query(sparql)
+    except SyntaxError as exc:
+        raise QuerySyntaxError(str(exc)) from None
+    if isinstance(result, ox.QuerySolutions):
+        return [v.value for v in result.variables]
+    return None

@@ -140,7 +140,8 @@ class RecordFactory:
             )
         summary: dict[str, int] = {}
         for s in samples:
-            summary[s["status"]] = summary.get(s["status"], 0) + 1
+            status = str(s["status"])
+            summary[status] = summary.get(status, 0) + 1
         return {
             "url": f"/paper/{slug}",
             "title": title,

@@ -1,0 +1,159 @@
+"""The CLI for ingest, stats, sparql and validate: real commands, real stores."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.conftest import KG, ROOT, run
+
+Q_PAPERS = f"PREFIX kg: <{KG}> SELECT (COUNT(DISTINCT ?p) AS ?n) WHERE {{ ?p a kg:Paper }}"
+
+
+def kg(
+    *args: str, env: dict[str, str] | None = None, input: bytes | None = None, cwd: Path = ROOT
+) -> subprocess.CompletedProcess[str]:
+    """Run the real `kg` program in a child process."""
+    full_env = {**os.environ, **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "kg", *args], capture_output=True, text=True, env=full_env,
+        input=input.decode() if input else None, cwd=cwd, timeout=120,
+    )
+
+
+def count(result_json: str, var: str = "n") -> int:
+    return int(json.loads(result_json)["results"]["bindings"][0][var]["value"])
+
+
+def test_done_when_of_the_core_issue(tmp_path: Path, seed_paths: list[Path]) -> None:
+    """`kg --store S ingest seeds` then `kg --store S sparql --format json` answers correctly."""
+    store = str(tmp_path / "s")
+    first = kg("--store", store, "ingest", *map(str, seed_paths))
+    assert first.returncode == 0, first.stderr
+    assert "2 records read from 2 file(s): 2 added, 0 updated, 0 unchanged, 0 rejected" in first.stdout
+    questions = {
+        "papers": "SELECT (COUNT(DISTINCT ?p) AS ?n) WHERE { ?p a kg:Paper }",
+        "author links": "SELECT (COUNT(*) AS ?n) WHERE { SELECT DISTINCT ?p ?a WHERE { ?p dcterms:creator ?a } }",
+        "methods": "SELECT (COUNT(DISTINCT ?m) AS ?n) WHERE { ?p kg:usesMethod ?m }",
+        "shared methods": "SELECT (COUNT(DISTINCT ?m) AS ?n) WHERE { ?a kg:usesMethod ?m . ?b kg:usesMethod ?m FILTER(?a != ?b) }",
+        "repositories": "SELECT (COUNT(DISTINCT ?r) AS ?n) WHERE { ?r a kg:Repository }",
+        "samples": "SELECT (COUNT(DISTINCT ?s) AS ?n) WHERE { ?s a kg:Sample }",
+    }
+    prefixes = f"PREFIX kg: <{KG}> PREFIX dcterms: <http://purl.org/dc/terms/> "
+    answers = {}
+    for name, q in questions.items():
+        out = kg("--store", store, "sparql", "--format", "json", prefixes + q)
+        assert out.returncode == 0, out.stderr
+        answers[name] = count(out.stdout)
+    assert answers == {"papers": 2, "author links": 8, "methods": 20, "shared methods": 19,
+                       "repositories": 3, "samples": 5}
+    stats_before = kg("--store", store, "stats", "--json").stdout
+    again = kg("--store", store, "ingest", *map(str, seed_paths))
+    assert "0 added, 0 updated, 2 unchanged" in again.stdout
+    assert json.loads(kg("--store", store, "stats", "--json").stdout) == json.loads(stats_before)
+
+
+def test_store_from_environment_and_memory_flag(tmp_path: Path, seed_paths: list[Path]) -> None:
+    store = tmp_path / "env-store"
+    assert kg("ingest", str(seed_paths[0]), env={"KG_STORE": str(store)}).returncode == 0
+    assert (store / "CURRENT").exists()
+    out = kg("sparql", "-f", "json", Q_PAPERS, env={"KG_STORE": str(store)})
+    assert count(out.stdout) == 1
+    mem = kg("--memory", "ingest", str(seed_paths[0]), cwd=tmp_path)
+    assert mem.returncode == 0 and "1 added" in mem.stdout
+    assert not (tmp_path / "kg-store").exists()  # nothing written to the default store
+
+
+def test_rejected_records_exit_1_with_one_line_each(tmp_path: Path, seed_paths: list[Path]) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"url": "/paper/x", "date": "2020-13-45"}\n{"url": 5}\n')
+    out = kg("--store", str(tmp_path / "s"), "ingest", str(seed_paths[0]), str(bad))
+    assert out.returncode == 1
+    lines = [line for line in out.stderr.splitlines() if line.startswith("rejected")]
+    assert lines == [
+        f"rejected {bad}:line 1: field 'date': '2020-13-45' is not a date (YYYY-MM-DD)",
+        f"rejected {bad}:line 2: field 'url': expected a string, got number",
+    ]
+    assert "Traceback" not in out.stderr
+    assert "1 added" in out.stdout
+
+
+def test_usage_errors_exit_2(tmp_path: Path) -> None:
+    out = kg("--store", str(tmp_path / "s"), "ingest", "--kind", "nope", "x.json")
+    assert out.returncode == 2 and "unknown --kind 'nope'" in out.stderr
+    assert kg("ingest").returncode == 2  # missing argument (Typer)
+
+
+def test_ingest_from_stdin(tmp_path: Path, seed_paths: list[Path]) -> None:
+    out = kg("--store", str(tmp_path / "s"), "ingest", "-", input=seed_paths[1].read_bytes())
+    assert out.returncode == 0, out.stderr
+    assert "1 added" in out.stdout
+
+
+def test_sparql_formats(cli: CliRunner, tmp_path: Path, seed_paths: list[Path]) -> None:
+    store = str(tmp_path / "s")
+    assert run(cli, "--store", store, "ingest", *map(str, seed_paths)).exit_code == 0
+    q = f"PREFIX kg: <{KG}> SELECT ?slug WHERE {{ ?p kg:pwcSlug ?slug }} ORDER BY ?slug"
+    csv_out = run(cli, "--store", store, "sparql", "-f", "csv", q).stdout_bytes
+    # SPARQL 1.1 CSV ends lines with CRLF.
+    assert csv_out == b"slug\r\nattention-module-is-not-only-a-weight\r\nself-attention-attribution-interpreting\r\n"
+    tsv_out = run(cli, "--store", store, "sparql", "-f", "tsv", q).stdout
+    assert tsv_out.splitlines() == ["?slug", '"attention-module-is-not-only-a-weight"',
+                                    '"self-attention-attribution-interpreting"']
+    table = run(cli, "--store", store, "sparql", q).stdout
+    assert "attention-module-is-not-only-a-weight" in table and "2 rows" in table
+    ask = run(cli, "--store", store, "sparql", "-f", "json", f"ASK {{ ?p a <{KG}Paper> }}").stdout
+    assert json.loads(ask) == {"head": {}, "boolean": True}
+    construct = f"PREFIX kg: <{KG}> CONSTRUCT {{ ?p kg:pwcSlug ?s }} WHERE {{ ?p kg:pwcSlug ?s }}"
+    turtle = run(cli, "--store", store, "sparql", "-f", "turtle", construct).stdout
+    assert "@prefix kg: <https://w3id.org/kg/ontology#> ." in turtle and "kg:pwcSlug" in turtle
+    nt = run(cli, "--store", store, "sparql", "-f", "ntriples", construct).stdout
+    assert len(nt.strip().splitlines()) == 2
+    query_file = tmp_path / "q.rq"
+    query_file.write_text(q)
+    assert run(cli, "--store", store, "sparql", "-f", "csv", f"@{query_file}").stdout_bytes == csv_out
+    wrong = run(cli, "--store", store, "sparql", "-f", "turtle", q)
+    assert wrong.exit_code == 2 and "--format turtle is for CONSTRUCT" in wrong.stderr
+
+
+def test_sparql_syntax_error_is_one_clear_line(cli: CliRunner, tmp_path: Path, seed_paths: list[Path]) -> None:
+    store = str(tmp_path / "s")
+    run(cli, "--store", store, "ingest", str(seed_paths[0]))
+    result = run(cli, "--store", store, "sparql", "SELEC ?x WHERE { ?x ?y ?z }")
+    assert result.exit_code == 1
+    assert result.stderr.startswith("error: ")
+    assert "Traceback" not in result.stderr
+
+
+def test_read_commands_on_a_missing_store_say_how_to_fix(cli: CliRunner, tmp_path: Path) -> None:
+    result = run(cli, "--store", str(tmp_path / "none"), "stats")
+    assert result.exit_code == 1
+    assert "no kg store at" in result.stderr and "kg --store" in result.stderr
+
+
+def test_stats_counts_classes(cli: CliRunner, tmp_path: Path, seed_paths: list[Path]) -> None:
+    store = str(tmp_path / "s")
+    run(cli, "--store", store, "ingest", *map(str, seed_paths))
+    data = json.loads(run(cli, "--store", store, "stats", "--json").stdout)
+    assert data["classes"]["kg:Paper"] == 2
+    assert data["classes"]["kg:Method"] == 20
+    assert data["classes"]["kg:Sample"] == 5
+    assert data["classes"]["kg:CodeLink"] == 3
+    assert data["record_graphs"] == 2 and data["named_graphs"] == 3
+    assert data["triples"] == data["quads"]  # nothing is stated twice
+
+
+@pytest.mark.skipif(not (ROOT / "ontology" / "shapes.ttl").exists(), reason="shapes not written yet")
+def test_validate_seeds_has_no_violations(cli: CliRunner, tmp_path: Path, seed_paths: list[Path]) -> None:
+    store = str(tmp_path / "s")
+    run(cli, "--store", store, "ingest", *map(str, seed_paths))
+    result = run(cli, "--store", store, "validate", "--json")
+    data = json.loads(result.stdout)
+    assert data == {"conforms": True, "violations": []}
+    assert result.exit_code == 0

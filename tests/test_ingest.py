@@ -1,0 +1,151 @@
+"""Ingest semantics: unchanged, updated, rejected, strict, duplicates, crash recovery."""
+
+from __future__ import annotations
+
+import copy
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kg.errors import KgError
+from kg.identity import Iris
+from kg.ingest import ingest
+from kg.store import JOURNAL_GRAPH, GraphStore
+from kg.synth import records
+from tests.conftest import BASE, select
+
+
+def write_jsonl(path: Path, recs: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    return path
+
+
+def test_reingest_changes_nothing(seed_paths: list[Path]) -> None:  # even across seconds
+    store = GraphStore.memory()
+    first = ingest(store, [str(p) for p in seed_paths], base_iri=BASE)
+    before = store.canonical_digest()
+    again = ingest(store, [str(p) for p in seed_paths], base_iri=BASE)
+    assert (first.added, again.added, again.unchanged, again.quads) == (2, 0, 2, 0)
+    assert store.canonical_digest() == before
+
+
+def test_changed_record_replaces_its_graph_whole(tmp_path: Path, seed_records: list[dict[str, Any]]) -> None:
+    store = GraphStore.memory()
+    ingest(store, [str(write_jsonl(tmp_path / "a.jsonl", seed_records))], base_iri=BASE)
+    changed = copy.deepcopy(seed_records[0])
+    changed["title"] = "A New Title"
+    changed["methods"] = changed["methods"][:2]
+    changed["code_links"] = []
+    report = ingest(store, [str(write_jsonl(tmp_path / "b.jsonl", [changed]))], base_iri=BASE)
+    assert (report.updated, report.added) == (1, 0)
+    slug = "attention-module-is-not-only-a-weight"
+    rows = select(store, f"SELECT ?t WHERE {{ <{BASE}paper/{slug}> dcterms:title ?t }}")
+    assert rows == [{"t": "A New Title"}]
+    methods = select(store, f"SELECT (COUNT(?m) AS ?n) WHERE {{ <{BASE}paper/{slug}> kg:usesMethod ?m }}")
+    assert methods == [{"n": 2}]
+    links = select(store, f"SELECT ?l WHERE {{ <{BASE}paper/{slug}> kg:codeLink ?l }}")
+    assert links == []
+    # The graph equals a fresh ingest of the new version (no stale triples).
+    fresh = GraphStore.memory()
+    ingest(fresh, [str(tmp_path / "b.jsonl")], base_iri=BASE)
+    graph = Iris(BASE).record_graph(f"paper/{slug}")
+    ingested_at = "https://w3id.org/kg/ontology#ingestedAt"
+    strip = lambda s: sorted(q for q in s.quads_nquads(graph) if ingested_at not in q)  # noqa: E731
+    assert strip(store) == strip(fresh)
+
+
+def test_bad_records_are_rejected_and_good_neighbours_land(tmp_path: Path, seed_records: list[dict[str, Any]]) -> None:
+    bad = copy.deepcopy(seed_records[1])
+    bad["date"] = "2020-13-45"
+    path = tmp_path / "mixed.jsonl"
+    path.write_text(json.dumps(seed_records[0]) + "\n{broken\n" + json.dumps(bad) + "\n")
+    errors: list[str] = []
+    store = GraphStore.memory()
+    report = ingest(store, [str(path)], base_iri=BASE, on_error=lambda e: errors.append(str(e)))
+    assert (report.read, report.added, report.rejected) == (3, 1, 2)
+    assert errors[0].startswith(f"{path}:line 2:") and "malformed JSON" in errors[0]
+    assert errors[1] == f"{path}:line 3: field 'date': '2020-13-45' is not a date (YYYY-MM-DD)"
+    # Nothing of the rejected record was written, not even shared entities only it names.
+    titles = select(store, "SELECT ?t WHERE { ?p dcterms:title ?t }")
+    assert titles == [{"t": seed_records[0]["title"]}]
+    assert select(store, f"SELECT ?o WHERE {{ <{BASE}task/attribute> ?p ?o }}") == []
+
+
+def test_duplicates_in_one_batch(tmp_path: Path, seed_records: list[dict[str, Any]]) -> None:
+    conflicting = copy.deepcopy(seed_records[0])
+    conflicting["title"] = "Another title"
+    path = write_jsonl(tmp_path / "dups.jsonl", [seed_records[0], seed_records[0], conflicting])
+    errors: list[str] = []
+    report = ingest(GraphStore.memory(), [str(path)], base_iri=BASE, on_error=lambda e: errors.append(str(e)))
+    assert (report.added, report.unchanged, report.rejected) == (1, 1, 1)
+    assert "duplicate record for paper/attention-module-is-not-only-a-weight" in errors[0]
+    assert "line 1" in errors[0] and errors[0].startswith(f"{path}:line 3")
+
+
+def test_strict_writes_nothing_on_error(tmp_path: Path, seed_records: list[dict[str, Any]]) -> None:
+    bad = copy.deepcopy(seed_records[1])
+    bad["authors"] = "nobody"
+    path = write_jsonl(tmp_path / "x.jsonl", [seed_records[0], bad])
+    store = GraphStore.memory()
+    with pytest.raises(KgError, match=r"line 2: field 'authors'.*--strict: nothing was written"):
+        ingest(store, [str(path)], base_iri=BASE, strict=True)
+    assert len(store) == 0
+
+
+def test_strict_ingests_everything_when_clean(tmp_path: Path, seed_records: list[dict[str, Any]]) -> None:
+    path = write_jsonl(tmp_path / "ok.jsonl", seed_records)
+    report = ingest(GraphStore.memory(), [str(path)], base_iri=BASE, strict=True)
+    assert (report.read, report.added) == (2, 2)
+
+
+def test_batches_and_formats_give_the_same_graph(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1764460800")  # same ingest time in both runs
+    recs = list(records(300, seed=7))
+    jsonl = write_jsonl(tmp_path / "r.jsonl", recs)
+    gz = tmp_path / "r.json.gz"
+    gz.write_bytes(gzip.compress(json.dumps(recs).encode()))
+    a, b = GraphStore.memory(), GraphStore.memory()
+    ingest(a, [str(jsonl)], base_iri=BASE, batch_size=7)
+    ingest(b, [str(gz)], base_iri=BASE, batch_size=1000)
+    skip = ["https://w3id.org/kg/ontology#sourceFile"]
+    assert a.canonical_digest(skip) == b.canonical_digest(skip)
+    assert select(a, "SELECT (COUNT(*) AS ?n) WHERE { ?p a kg:Paper }") == [{"n": 300}]
+
+
+def test_recovery_drops_a_half_loaded_batch(tmp_path: Path, seed_paths: list[Path]) -> None:
+    """A crash between journalling and clearing the journal leaves no partial record."""
+    path = tmp_path / "store"
+    with GraphStore.open(path) as store:
+        ingest(store, [str(seed_paths[0])], base_iri=BASE)
+        before = store.canonical_digest()
+        graph = Iris(BASE).record_graph("paper/half-loaded")
+        # What a kill inside write_batch leaves: the journal names the graph, part of it is loaded.
+        store.load(
+            f'<{BASE}paper/half-loaded> <http://purl.org/dc/terms/title> "half" <{graph}> .\n'
+            f'<{graph}> <https://w3id.org/kg/ontology#pendingLoad> "true"^^<http://www.w3.org/2001/XMLSchema#boolean> <{JOURNAL_GRAPH}> .\n'.encode(),
+            "nquads")
+    with GraphStore.open(path) as store:
+        assert not store.has_graph(graph)
+        assert not store.has_graph(JOURNAL_GRAPH)
+        assert store.canonical_digest() == before
+
+
+def test_second_writer_gets_a_clear_busy_error(tmp_path: Path) -> None:
+    from kg.errors import StoreBusyError
+
+    path = tmp_path / "store"
+    with GraphStore.open(path):
+        with pytest.raises(StoreBusyError, match="busy: another kg process is writing"):
+            GraphStore.open(path)
+        reader = GraphStore.open(path, read_only=True)  # a snapshot beside the writer
+        assert len(reader) == 0
+
+
+def test_unknown_kind_is_a_usage_error() -> None:
+    from kg.errors import UsageError
+
+    with pytest.raises(UsageError, match="unknown --kind"):
+        ingest(GraphStore.memory(), ["x"], base_iri=BASE, kind="nope")
