@@ -70,3 +70,11 @@ class EndpointError(KgError):
 
 class NotFoundError(KgError):
     """A named thing (query, paper, graph) does not exist."""
+
+
+class ForbiddenError(KgError):
+    """The server refuses the operation as configured (an update, a SERVICE call)."""
+
+
+class ResultTooLargeError(KgError):
+    """A query result is larger than the server's limit."""

@@ -356,6 +356,43 @@ class GraphStore:
         rfmt = ox.QueryResultsFormat.from_media_type(media_type) or ox.QueryResultsFormat.JSON
         return result.serialize(format=rfmt) or b"", rfmt.media_type
 
+    def query_into(
+        self,
+        sparql: str,
+        output: IO[bytes],
+        *,
+        results_type: str,
+        graph_type: str,
+        substitutions: Mapping[str, Term] | None = None,
+        union: bool = True,
+        default_graphs: list[str] | None = None,
+        named_graphs: list[str] | None = None,
+        prefixes: Mapping[str, str] | None = None,
+    ) -> tuple[str, str]:
+        """Run SPARQL and serialise natively into `output` as the results stream.
+
+        SELECT/ASK results are written as `results_type`, CONSTRUCT/DESCRIBE as `graph_type`
+        (media types). An exception raised by `output.write` stops the query, so a writer
+        that counts bytes enforces a size limit. Returns (media type, result kind), the kind
+        being "boolean", "solutions" or "graph".
+        """
+        result = self._run(sparql, substitutions, union, default_graphs, named_graphs)
+        if isinstance(result, ox.QueryTriples):
+            fmt = ox.RdfFormat.from_media_type(graph_type)
+            if fmt is None or fmt.supports_datasets:
+                raise UsageError(f"{graph_type} is not a triple format for graph results")
+            kwargs: dict[str, Any] = {}
+            if prefixes and fmt in (ox.RdfFormat.TURTLE, ox.RdfFormat.RDF_XML):
+                kwargs["prefixes"] = dict(prefixes)
+            ox.serialize(result, output, format=fmt, **kwargs)
+            return fmt.media_type, "graph"
+        rfmt = ox.QueryResultsFormat.from_media_type(results_type)
+        if rfmt is None:
+            raise UsageError(f"{results_type} is not a SPARQL results format")
+        result.serialize(output, format=rfmt)
+        kind = "boolean" if isinstance(result, ox.QueryBoolean) else "solutions"
+        return rfmt.media_type, kind
+
     def count(self, graph: str | None = None) -> int:
         if graph is None:
             return len(self._store) - sum(
