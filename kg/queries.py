@@ -440,7 +440,7 @@ def _where_brace(sparql: str) -> int:
     """
     i, n, depth = 0, len(sparql), 0
     form: str | None = None
-    seen_where = False
+    seen_where = template_seen = False
     while i < n:
         ch = sparql[i]
         if ch == "#":
@@ -465,6 +465,7 @@ def _where_brace(sparql: str) -> int:
         if ch == "{":
             if depth == 0 and (seen_where or form in ("SELECT", "ASK", "DESCRIBE")):
                 return i
+            template_seen = template_seen or form == "CONSTRUCT"
             depth += 1
         elif ch == "}":
             depth -= 1
@@ -477,6 +478,11 @@ def _where_brace(sparql: str) -> int:
                 if word in ("SELECT", "ASK", "DESCRIBE", "CONSTRUCT") and form is None:
                     form = word
                 elif word == "WHERE" and form is not None:
+                    if form == "CONSTRUCT" and not template_seen:
+                        raise ParameterError(
+                            "the short form CONSTRUCT WHERE { … } cannot take parameters; "
+                            "write CONSTRUCT { template } WHERE { … }"
+                        )
                     seen_where = True
             i = m.end()
             continue
