@@ -163,6 +163,36 @@ class KG:
     extractedResults = _kg("extractedResults")
     pendingLoad = _kg("pendingLoad")
 
+    # Papers-with-Code dumps (kg/dumps.py; graph layout in docs/dumps.md)
+    Dump = _kg("Dump")
+    DumpEntry = _kg("DumpEntry")
+    Area = _kg("Area")
+    Collection = _kg("Collection")
+    DataLoader = _kg("DataLoader")
+    Leaderboard = _kg("Leaderboard")
+    dumpKind = _kg("dumpKind")
+    dumpName = _kg("dumpName")
+    fullName = _kg("fullName")
+    introducedYear = _kg("introducedYear")
+    introducedDate = _kg("introducedDate")
+    sourceUrl = _kg("sourceUrl")
+    sourceTitle = _kg("sourceTitle")
+    codeSnippet = _kg("codeSnippet")
+    paperCount = _kg("paperCount")
+    inCollection = _kg("inCollection")
+    parentCollection = _kg("parentCollection")
+    area = _kg("area")
+    modality = _kg("modality")
+    language = _kg("language")
+    variant = _kg("variant")
+    usedForTask = _kg("usedForTask")
+    dataLoader = _kg("dataLoader")
+    subtaskOf = _kg("subtaskOf")
+    subdatasetOf = _kg("subdatasetOf")
+    inLeaderboard = _kg("inLeaderboard")
+    leaderboardMetric = _kg("leaderboardMetric")
+    usesAdditionalData = _kg("usesAdditionalData")
+
 
 class STD:
     """Terms reused from standard vocabularies."""
@@ -183,6 +213,12 @@ class STD:
     skos_Concept = f"<{SKOS_NS}Concept>"
     prefLabel = f"<{SKOS_NS}prefLabel>"
     definition = f"<{SKOS_NS}definition>"
+    altLabel = f"<{SKOS_NS}altLabel>"
+    description = f"<{DCTERMS_NS}description>"
+    bibliographicCitation = f"<{DCTERMS_NS}bibliographicCitation>"
+    homepage = f"<{FOAF_NS}homepage>"
+    primaryTopic = f"<{FOAF_NS}primaryTopic>"
+    wasDerivedFrom = f"<{PROV_NS}wasDerivedFrom>"
 
 
 class XSD:
