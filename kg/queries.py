@@ -40,18 +40,27 @@ from typing import Any, Literal
 import yaml
 
 from kg.errors import InputError, NotFoundError, ParameterError
-from kg.identity import Iris, repository
+from kg.identity import Iris, pwc_slug, repository
 from kg.resources import queries_dir
 from kg.results import QueryResult, Term
 from kg.store import GraphStore, select_variables
-from kg.terms import is_absolute_iri, safe_iri
+from kg.terms import is_absolute_iri, safe_iri, segment
 from kg.vocab import XSD
 
 ParamType = Literal["iri", "string", "integer", "decimal", "date", "boolean"]
 PARAM_TYPES: tuple[str, ...] = ("iri", "string", "integer", "decimal", "date", "boolean")
 #: Kinds of kg entity an `iri` parameter may name; each has a local key `<kind>/<…>`.
-CLASSES: tuple[str, ...] = ("paper", "method", "task", "dataset", "author", "repository", "venue")
-_KEY_KINDS = (*CLASSES, "repo-kind", "graph", "area")
+CLASSES: tuple[str, ...] = (
+    "paper",
+    "method",
+    "task",
+    "dataset",
+    "author",
+    "repository",
+    "venue",
+    "area",
+)
+_KEY_KINDS = (*CLASSES, "repo-kind", "graph", "collection", "leaderboard", "dump")
 _HEADER_KEYS = {"name", "summary", "description", "params", "example"}
 _PARAM_KEYS = {"name", "type", "class", "description", "default", "example", "required"}
 _NAME = re.compile(r"^[a-z][a-z0-9-]*$")
@@ -295,6 +304,8 @@ def _resolve_iri(param: Parameter, value: str, iris: Iris) -> Term:
         return Term("uri", iris.author(text))
     if cls == "venue":
         return Term("uri", iris.venue(text))
+    if cls == "area":  # areas are named by the slug of their name (docs/dumps.md)
+        return Term("uri", f"{iris.base}area/{segment(pwc_slug(text) or text)}")
     if cls == "repository":
         ref = repository(text)
         if ref is None:

@@ -167,3 +167,131 @@ def build(store: GraphStore, paths: list[str]) -> GraphStore:
             os.environ["SOURCE_DATE_EPOCH"] = before
     assert report.rejected == 0, report.errors
     return store
+
+
+#: Dump triples laid out as docs/dumps.md describes (entry graphs deriving from dump nodes,
+#: areas, the task DAG, a leaderboard, introduced years and dates), for the queries that
+#: need the dump vocabulary. Loaded on top of MINI_RECORDS as the "dumps" graph, so it also
+#: shows records and dumps merging: the leaderboard and adam's provenance gain rows.
+DUMPS_TRIG = """
+@base <https://w3id.org/kg/id/> .
+@prefix kg: <https://w3id.org/kg/ontology#> .
+@prefix prov: <http://www.w3.org/ns/prov#> .
+@prefix foaf: <http://xmlns.com/foaf/0.1/> .
+@prefix dcterms: <http://purl.org/dc/terms/> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
+
+<graph/pwc-dump/methods/2022-05-20> {
+  <dump/methods/2022-05-20> a kg:Dump, prov:Entity ; kg:dumpKind "methods" ;
+    kg:dumpName "methods" ; kg:sourceFile "methods.json.gz" ;
+    kg:snapshot "2022-05-20"^^xsd:date ; kg:ingestedAt "2026-01-01T00:00:00Z"^^xsd:dateTime ;
+    kg:sourceArchive "Papers with Code" .
+}
+<graph/pwc-dump/evaluation-tables/2020-08-28> {
+  <dump/evaluation-tables/2020-08-28> a kg:Dump, prov:Entity ;
+    kg:dumpKind "evaluation-tables" ; kg:dumpName "evaluation-tables" ;
+    kg:sourceFile "evaluation-tables.json.gz" ; kg:snapshot "2020-08-28"^^xsd:date ;
+    kg:ingestedAt "2026-01-01T00:00:00Z"^^xsd:dateTime ; kg:sourceArchive "Papers with Code" .
+}
+<graph/pwc-dump/datasets/undated> {
+  <dump/datasets/undated> a kg:Dump, prov:Entity ; kg:dumpKind "datasets" ;
+    kg:dumpName "datasets" ; kg:sourceFile "datasets.json" ;
+    kg:ingestedAt "2026-01-01T00:00:00Z"^^xsd:dateTime ; kg:sourceArchive "Papers with Code" .
+}
+
+# The placeholder year 2000 of a method with a paper gives way to the paper's arXiv year.
+<graph/pwc-methods/adam> {
+  <graph/pwc-methods/adam> a kg:DumpEntry, prov:Entity ; foaf:primaryTopic <method/adam> ;
+    prov:wasDerivedFrom <dump/methods/2022-05-20> ; kg:contentHash "sha256:01" .
+  <method/adam> kg:fullName "Adam" ; kg:introducedYear 2000 .
+  <paper/adam-a-method-for-stochastic> a kg:Paper ; kg:introducesMethod <method/adam> ;
+    kg:pwcSlug "adam-a-method-for-stochastic" ;
+    dcterms:title "Adam: A Method for Stochastic Optimization" ; kg:arxivId "1412.6980" .
+}
+# A method without a paper keeps its stated year.
+<graph/pwc-methods/reinforce> {
+  <graph/pwc-methods/reinforce> a kg:DumpEntry, prov:Entity ;
+    foaf:primaryTopic <method/reinforce> ; prov:wasDerivedFrom <dump/methods/2022-05-20> .
+  <method/reinforce> kg:introducedYear 1999 .
+}
+# A placeholder year with a paper of unknown date: no year at all.
+<graph/pwc-methods/dropout> {
+  <graph/pwc-methods/dropout> a kg:DumpEntry, prov:Entity ;
+    foaf:primaryTopic <method/dropout> ; prov:wasDerivedFrom <dump/methods/2022-05-20> .
+  <method/dropout> kg:introducedYear 2000 .
+  <paper/dropout-a-simple-way> a kg:Paper ; kg:introducesMethod <method/dropout> ;
+    dcterms:title "Dropout: A Simple Way to Prevent Neural Networks from Overfitting" .
+}
+# An old-style arXiv id.
+<graph/pwc-methods/old-rule> {
+  <graph/pwc-methods/old-rule> a kg:DumpEntry, prov:Entity ;
+    foaf:primaryTopic <method/old-rule> ; prov:wasDerivedFrom <dump/methods/2022-05-20> .
+  <method/old-rule> kg:introducedYear 2000 .
+  <paper/old-rule-paper> a kg:Paper ; kg:introducesMethod <method/old-rule> ;
+    kg:arxivId "cs/9901001" .
+}
+<graph/pwc-datasets/imagenet> {
+  <graph/pwc-datasets/imagenet> a kg:DumpEntry, prov:Entity ;
+    foaf:primaryTopic <dataset/imagenet> ; prov:wasDerivedFrom <dump/datasets/undated> .
+  <dataset/imagenet> kg:introducedDate "2009-06-20"^^xsd:date ;
+    kg:usedForTask <task/image-classification> .
+  <paper/imagenet-a-large-scale> a kg:Paper ; kg:introducesDataset <dataset/imagenet> ;
+    dcterms:title "ImageNet: A large-scale hierarchical image database" .
+}
+<graph/pwc-evaluation/evaluation-tables/image-classification> {
+  <graph/pwc-evaluation/evaluation-tables/image-classification> a kg:DumpEntry, prov:Entity ;
+    foaf:primaryTopic <task/image-classification> ;
+    prov:wasDerivedFrom <dump/evaluation-tables/2020-08-28> .
+  <task/image-classification> kg:area <area/computer-vision> .
+  <task/fine-grained-image-classification> kg:subtaskOf <task/image-classification> .
+  <task/few-shot-image-classification> kg:subtaskOf <task/image-classification> .
+  <task/one-shot-image-classification> kg:subtaskOf <task/few-shot-image-classification> .
+  <leaderboard/image-classification/imagenet> a kg:Leaderboard ;
+    kg:onTask <task/image-classification> ; kg:onDataset <dataset/imagenet> ;
+    kg:leaderboardMetric "Top 1 Accuracy" .
+  <paper/zeta> kg:hasResult <paper/zeta/result/0a1b> ; dcterms:title "Zeta Nets" .
+  <paper/zeta/result/0a1b> a kg:EvaluationResult ; kg:onTask <task/image-classification> ;
+    kg:onDataset <dataset/imagenet> ; kg:metricName "Top 1 Accuracy" ;
+    kg:metricValue "88.4" ; kg:metricNumber 88.4 ; kg:metricIsPercent false ;
+    kg:modelName "Zeta-XL" ; kg:inLeaderboard <leaderboard/image-classification/imagenet> .
+  <leaderboard/image-classification/imagenet/result/2c3d> a kg:EvaluationResult ;
+    kg:onTask <task/image-classification> ; kg:onDataset <dataset/imagenet> ;
+    kg:metricName "Top 1 Accuracy" ; kg:metricValue "12.0%" ; kg:metricNumber 12.0 ;
+    kg:metricIsPercent true ; kg:modelName "Anonymous" ;
+    kg:inLeaderboard <leaderboard/image-classification/imagenet> .
+}
+<graph/pwc-evaluation/evaluation-tables/few-shot-learning> {
+  <graph/pwc-evaluation/evaluation-tables/few-shot-learning> a kg:DumpEntry, prov:Entity ;
+    foaf:primaryTopic <task/few-shot-learning> ;
+    prov:wasDerivedFrom <dump/evaluation-tables/2020-08-28> .
+  <task/few-shot-learning> kg:area <area/methodology> .
+  <task/few-shot-image-classification> kg:subtaskOf <task/few-shot-learning> .
+}
+<graph/pwc-evaluation/evaluation-tables/machine-translation> {
+  <graph/pwc-evaluation/evaluation-tables/machine-translation> a kg:DumpEntry, prov:Entity ;
+    foaf:primaryTopic <task/machine-translation> ;
+    prov:wasDerivedFrom <dump/evaluation-tables/2020-08-28> .
+  <task/machine-translation> kg:area <area/natural-language-processing> .
+}
+<graph/entities> {
+  <method/reinforce> a kg:Method ; rdfs:label "REINFORCE" .
+  <method/old-rule> a kg:Method ; rdfs:label "Old Rule" .
+  <dataset/imagenet> a kg:Dataset ; rdfs:label "ImageNet" .
+  <task/fine-grained-image-classification> a kg:Task ;
+    rdfs:label "Fine-Grained Image Classification" .
+  <task/few-shot-image-classification> a kg:Task ; rdfs:label "Few-Shot Image Classification" .
+  <task/one-shot-image-classification> a kg:Task ; rdfs:label "One-Shot Image Classification" .
+  <task/few-shot-learning> a kg:Task ; rdfs:label "Few-Shot Learning" .
+  <area/computer-vision> a kg:Area ; rdfs:label "Computer Vision" .
+  <area/methodology> a kg:Area ; rdfs:label "Methodology" .
+  <area/natural-language-processing> a kg:Area ; rdfs:label "Natural Language Processing" .
+}
+"""
+
+
+def build_dumps(store: GraphStore, paths: list[str]) -> GraphStore:
+    """The records in `paths` plus DUMPS_TRIG."""
+    build(store, paths)
+    store.load(DUMPS_TRIG.encode("utf-8"), "trig")
+    return store

@@ -35,7 +35,7 @@ from kg.queries import (
 from kg.results import GraphResult, QueryResult, SelectResult, Term, compact
 from kg.store import GraphStore
 from tests.conftest import ROOT, run
-from tests.query_data import BASE, INGESTED_AT, build, write_mini
+from tests.query_data import BASE, INGESTED_AT, build, build_dumps, write_mini
 
 QUERY_DIR = ROOT / "queries"
 QUERY_FILES = sorted(QUERY_DIR.glob("*.rq"))
@@ -54,7 +54,7 @@ HOSTILE = [
 
 @dataclass(frozen=True)
 class Case:
-    graph: str  # "mini" (tests/query_data.py) or "seeds"
+    graph: str  # "mini" (records), "dumps" (records + dump layout) or "seeds"
     params: dict[str, str]
     rows: list[tuple[str, ...]] = field(default_factory=list)
     triples: frozenset[str] | None = None  # for CONSTRUCT: the expected N-Triples lines
@@ -73,6 +73,12 @@ _BETA_R = ":repository/github.com/beta-lab/beta"
 _SOLO = ":repository/github.com/solo/tool"
 _NORM = ":repository/github.com/gorokoba560/norm-analysis-of-transformer"
 _REC = ("mini.jsonl", "hand-made test records", "2025-07-28", INGESTED_AT)
+_CV = ":area/computer-vision"
+_IC = ":task/image-classification"
+_FEW_IC = ":task/few-shot-image-classification"
+_ONE_IC = ":task/one-shot-image-classification"
+_FINE_T = "Fine-Grained Image Classification"
+_MT_KEY = ":task/machine-translation"
 _DELTA = f"{BASE}paper/delta"
 _DIJKSTRA = f"{BASE}author/edsger-dijkstra"
 _MT = f"{BASE}task/machine-translation"
@@ -306,6 +312,18 @@ CASES: dict[str, list[Case]] = {
             ],
         ),
         Case(
+            "dumps",
+            {"task": "image-classification", "dataset": "imagenet", "metric": "TOP 1 ACCURACY"},
+            [
+                ("Zeta-XL", "88.4", "88.4", "Top 1 Accuracy", ":paper/zeta", "Zeta Nets"),
+                ("Alpha-L", "76.5", "76.5%", "Top 1 Accuracy", ":paper/alpha", _ALPHA_T),
+                ("Anonymous", "12", "12.0%", "Top 1 Accuracy", "", ""),
+                ("Gamma", "10.1", "10.1", "Top 1 Accuracy", ":paper/gamma", _GAMMA_T),
+                ("Beta-S", "9.5", "9.5", "Top 1 Accuracy", ":paper/beta", _BETA_T),
+                ("Delta-X", "", "-", "Top 1 Accuracy", ":paper/gamma", _GAMMA_T),
+            ],
+        ),
+        Case(
             "mini",
             {"task": "image-classification", "dataset": "imagenet", "metric": "Top 5 Error"},
             [("Beta-S", "3.1", "3.1", "Top 5 Error", ":paper/beta", _BETA_T)],
@@ -330,26 +348,141 @@ CASES: dict[str, list[Case]] = {
             {"year": "2018"},
             [(":dataset/delta-corpus", "Delta Corpus", ":paper/delta", _DELTA_T, "2018-01-01")],
         ),
+        Case(
+            "dumps",
+            {"year": "2009"},
+            [
+                (
+                    ":dataset/imagenet",
+                    "ImageNet",
+                    ":paper/imagenet-a-large-scale",
+                    "ImageNet: A large-scale hierarchical image database",
+                    "2009-06-20",
+                )
+            ],
+        ),
         Case("seeds", {}, []),
     ],
     "methods-per-year": [
         Case("mini", {}, [("2018", "1"), ("2019", "1"), ("2020", "1")]),
+        # reinforce (stated 1999) and old-rule (cs/9901001); adam from arXiv 1412.6980;
+        # dropout's placeholder 2000 with an undated paper gives no year.
+        Case(
+            "dumps",
+            {},
+            [("1999", "2"), ("2014", "1"), ("2018", "1"), ("2019", "1"), ("2020", "1")],
+        ),
         Case("seeds", {}, []),
+    ],
+    "tasks-per-area": [
+        Case(
+            "dumps",
+            {},
+            [
+                (":area/computer-vision", "Computer Vision", "4"),
+                (":area/methodology", "Methodology", "3"),
+                (":area/natural-language-processing", "Natural Language Processing", "1"),
+            ],
+        ),
+        Case("dumps", {"area": "Methodology"}, [(":area/methodology", "Methodology", "3")]),
+        Case("mini", {}, []),
+    ],
+    "tasks-in-area": [
+        Case(
+            "dumps",
+            {"area": "Computer Vision"},
+            [
+                (_CV, ":task/image-classification", "Image Classification", "2"),
+                (_CV, _FEW_IC, "Few-Shot Image Classification", "0"),
+                (_CV, ":task/fine-grained-image-classification", _FINE_T, "0"),
+                (_CV, _ONE_IC, "One-Shot Image Classification", "0"),
+            ],
+        ),
+        Case(
+            "dumps",
+            {"area": "area/natural-language-processing"},
+            [(":area/natural-language-processing", _MT_KEY, "Machine Translation", "3")],
+        ),
+        Case("dumps", {"area": "Robots"}, []),
+    ],
+    "task-tree": [
+        Case(
+            "dumps",
+            {"task": "image-classification"},
+            [
+                (_IC, _FEW_IC, "Few-Shot Image Classification", "1", "Image Classification"),
+                (
+                    _IC,
+                    ":task/fine-grained-image-classification",
+                    _FINE_T,
+                    "1",
+                    "Image Classification",
+                ),
+                (
+                    _IC,
+                    _ONE_IC,
+                    "One-Shot Image Classification",
+                    "2",
+                    "Few-Shot Image Classification",
+                ),
+            ],
+        ),
+        Case(
+            "dumps",
+            {"task": "few-shot-learning"},
+            [
+                (
+                    ":task/few-shot-learning",
+                    _FEW_IC,
+                    "Few-Shot Image Classification",
+                    "1",
+                    "Few-Shot Learning",
+                ),
+                (
+                    ":task/few-shot-learning",
+                    _ONE_IC,
+                    "One-Shot Image Classification",
+                    "2",
+                    "Few-Shot Image Classification",
+                ),
+            ],
+        ),
+        Case("dumps", {"task": "one-shot-image-classification"}, []),
     ],
     "provenance": [
         Case(
             "mini",
             {"entity": "paper/gamma"},
-            [(":paper/gamma", ":graph/record/paper/gamma", "object | subject", *_REC)],
+            [(":paper/gamma", ":graph/record/paper/gamma", "object | subject", "", *_REC)],
         ),
         Case(
             "mini",
             {"entity": f"{BASE}method/adam"},
             [
-                (":method/adam", ":graph/entities", "subject", "", "", "", ""),
-                (":method/adam", ":graph/record/paper/alpha", "object", *_REC),
-                (":method/adam", ":graph/record/paper/beta", "object", *_REC),
-                (":method/adam", ":graph/record/paper/gamma", "object", *_REC),
+                (":method/adam", ":graph/entities", "subject", "", "", "", "", ""),
+                (":method/adam", ":graph/record/paper/alpha", "object", "", *_REC),
+                (":method/adam", ":graph/record/paper/beta", "object", "", *_REC),
+                (":method/adam", ":graph/record/paper/gamma", "object", "", *_REC),
+            ],
+        ),
+        Case(
+            "dumps",
+            {"entity": "method/adam"},
+            [
+                (":method/adam", ":graph/entities", "subject", "", "", "", "", ""),
+                (
+                    ":method/adam",
+                    ":graph/pwc-methods/adam",
+                    "object | subject",
+                    ":dump/methods/2022-05-20",
+                    "methods.json.gz",
+                    "Papers with Code",
+                    "2022-05-20",
+                    INGESTED_AT,
+                ),
+                (":method/adam", ":graph/record/paper/alpha", "object", "", *_REC),
+                (":method/adam", ":graph/record/paper/beta", "object", "", *_REC),
+                (":method/adam", ":graph/record/paper/gamma", "object", "", *_REC),
             ],
         ),
         Case("mini", {"entity": "method/not-there"}, []),
@@ -389,6 +522,7 @@ def graphs(mini_path: Path, seed_paths: list[Path]) -> dict[str, GraphStore]:
     """The fixture graphs by name, each in its own memory store (read, never written)."""
     return {
         "mini": build(GraphStore.memory(), [str(mini_path)]),
+        "dumps": build_dumps(GraphStore.memory(), [str(mini_path)]),
         "seeds": build(GraphStore.memory(), [str(p) for p in seed_paths]),
     }
 

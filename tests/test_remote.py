@@ -27,7 +27,7 @@ from kg.remote import Endpoint
 from kg.results import AskResult, GraphResult, SelectResult
 from kg.store import GraphStore
 from tests.conftest import run
-from tests.query_data import BASE, build, write_mini
+from tests.query_data import BASE, build, build_dumps, write_mini
 from tests.test_queries import CASES, HOSTILE, QUERY_FILES, expected, normalise
 
 OXIGRAPH = shutil.which("oxigraph") or str(Path(sys.executable).with_name("oxigraph"))
@@ -77,10 +77,10 @@ class Server:
         self.process.wait(timeout=10)
 
 
-def disk_store(directory: Path, paths: list[str]) -> Path:
+def disk_store(directory: Path, paths: list[str], *, dumps: bool = False) -> Path:
     location = directory / "store"
     with GraphStore.open(location) as store:  # closed before the server opens it
-        build(store, paths)
+        (build_dumps if dumps else build)(store, paths)
     return location
 
 
@@ -91,6 +91,9 @@ def endpoints(
     mini_dir = tmp_path_factory.mktemp("remote-mini")
     stores = {
         "mini": disk_store(mini_dir, [str(write_mini(mini_dir))]),
+        "dumps": disk_store(
+            tmp_path_factory.mktemp("remote-dumps"), [str(write_mini(mini_dir))], dumps=True
+        ),
         "seeds": disk_store(tmp_path_factory.mktemp("remote-seeds"), [str(p) for p in seed_paths]),
     }
     servers: dict[str, Server] = {}
