@@ -25,6 +25,40 @@ def _check_text(value: str, path: str, max_chars: int) -> str:
     return value
 
 
+def invalid_unicode_path(value: Any, path: str = "") -> str | None:
+    """The path of the first key or string in a JSON value that holds a lone surrogate.
+
+    >>> invalid_unicode_path({"a": [{"b": "ok"}, "\\ud800"]})
+    'a[1]'
+    >>> invalid_unicode_path({"a": {"\\udfff": 1}})
+    'a.\\\\udfff'
+    """
+    if isinstance(value, str):
+        return None if value.isascii() or _encodes(value) else path
+    if isinstance(value, dict):
+        for key, item in value.items():
+            where = f"{path}.{key}" if path else key
+            if not _encodes(key):
+                return where.encode("utf-8", "backslashreplace").decode("utf-8")
+            found = invalid_unicode_path(item, where)
+            if found is not None:
+                return found
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            found = invalid_unicode_path(item, f"{path}[{i}]")
+            if found is not None:
+                return found
+    return None
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _type_name(value: Any) -> str:
     return {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null"}.get(
         type(value), "number"

@@ -68,7 +68,10 @@ def slug_from_url(url: str, kind: str) -> str | None:
     >>> slug_from_url("https://arxiv.org/abs/1706.03762", "paper") is None
     True
     """
-    path = urlsplit(url).path if "://" in url else url.split("?")[0].split("#")[0]
+    try:
+        path = urlsplit(url).path if "://" in url else url.split("?")[0].split("#")[0]
+    except ValueError:  # e.g. "http://[::1" (an unclosed IPv6 host)
+        return None
     parts = [p for p in path.split("/") if p]
     if len(parts) >= 2 and parts[-2] == kind:
         return unquote(parts[-1])
@@ -124,8 +127,11 @@ def repository(url: str) -> RepoRef | None:
             raw = "https://github.com/" + raw
         else:
             return None
-    parts = urlsplit(raw)
-    host = (parts.hostname or "").lower()
+    try:
+        parts = urlsplit(raw)
+        host = (parts.hostname or "").lower()
+    except ValueError:  # e.g. "http://[::1" (an unclosed IPv6 host)
+        return None
     if not host or parts.scheme.lower() not in ("http", "https", "git", "ssh"):
         return None
     host = host.removeprefix("www.")

@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kg.errors import RecordError
-from kg.fields import Obj
+from kg.fields import Obj, invalid_unicode_path
 from kg.identity import Iris, RepoRef, arxiv_id, pwc_slug, repository, slug_from_url
+from kg.store import iri_error
 from kg.terms import boolean, integer, is_absolute_iri, literal, safe_iri, segment, typed
 from kg.values import iso_date, iso_datetime, metric_value, proceeding
 from kg.vocab import KG, STD, XSD, iri
@@ -70,7 +71,19 @@ def web_iri(value: str, where: str) -> str:
     text = value.strip()
     if not is_absolute_iri(text):
         raise RecordError(f"{text[:80]!r} is not an absolute URL", field=where)
-    return safe_iri(text)
+    target = safe_iri(text)
+    problem = iri_error(target)
+    if problem:
+        raise RecordError(f"{text[:80]!r} is not a valid URL ({problem})", field=where)
+    return target
+
+
+def repository_ref(url: str, where: str) -> RepoRef:
+    """A repository URL from the data, normalised, or a RecordError naming the field."""
+    ref = repository(url)
+    if ref is None or iri_error(ref.url):
+        raise RecordError(f"{url[:80]!r} is not a repository URL", field=where)
+    return ref
 
 
 def record_slug(obj: Obj) -> str | None:
@@ -217,8 +230,16 @@ class RecordMapper:
     # -- the record ------------------------------------------------------------------------
     def map(self) -> Mapped:
         root = self.root
+        # A lone surrogate anywhere (a key, a value kept as JSON) cannot become UTF-8
+        # N-Quads: reject the record up front, naming the field.
+        canonical = canonical_json(self.data)
+        try:
+            encoded = canonical.encode("utf-8")
+        except UnicodeEncodeError:
+            where = invalid_unicode_path(self.data) or ""
+            raise RecordError("holds invalid Unicode (a lone surrogate)", field=where) from None
         paper_iri, key = paper_identity(root, self.iris)
-        self.hash = content_hash(self.data)
+        self.hash = "sha256:" + hashlib.sha256(encoded).hexdigest()  # = content_hash(self.data)
         graph_iri = self.iris.record_graph(key)
         p, g = iri(paper_iri), iri(graph_iri)
         self.paper_iri = paper_iri
@@ -331,11 +352,7 @@ class RecordMapper:
                 )
             url = link.text("repo_url", required=True)
             assert url is not None
-            ref = repository(url)
-            if ref is None:
-                raise RecordError(
-                    f"{url[:80]!r} is not a repository URL", field=link.where("repo_url")
-                )
+            ref = repository_ref(url, link.where("repo_url"))
             repo = self.repo(ref)
             tail = "/".join(segment(s) for s in ref.key.split("/"))
             if ref.path:
@@ -457,9 +474,7 @@ class RecordMapper:
         for repo in syn.objects("repos"):
             url = repo.text("url", required=True)
             assert url is not None
-            ref = repository(url)
-            if ref is None:
-                raise RecordError(f"{url[:80]!r} is not a repository URL", field=repo.where("url"))
+            ref = repository_ref(url, repo.where("url"))
             node = iri(f"{g[1:-1]}/harvest/{'/'.join(segment(s) for s in ref.key.split('/'))}")
             self.add(g, KG.harvestedRepository, node)
             self.add(node, STD.type, KG.HarvestedRepository)
@@ -520,11 +535,7 @@ class RecordMapper:
                 self.add(node, KG.entry, literal(entry))
             repo = sample.text("repo")
             if repo:
-                ref = repository(repo)
-                if ref is None:
-                    raise RecordError(
-                        f"{repo[:80]!r} is not a repository", field=sample.where("repo")
-                    )
+                ref = repository_ref(repo, sample.where("repo"))
                 self.add(node, KG.repository, self.repo(ref))
             kind = sample.text("repo_kind")
             if kind:

@@ -19,6 +19,7 @@ the same ingest again converges.
 from __future__ import annotations
 
 import hashlib
+import io
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
@@ -93,6 +94,17 @@ def results_format_info(name: str) -> tuple[str, str]:
 
 
 # --- terms --------------------------------------------------------------------------------
+
+
+def iri_error(value: str) -> str | None:
+    """Why Oxigraph would reject `value` as an IRI (bad port, bad IPv6 host, a second '#'),
+    or None. The mapping checks IRIs from the data with this, so the bulk loader never
+    meets one it refuses."""
+    try:
+        ox.NamedNode(value)
+    except ValueError as exc:
+        return str(exc)
+    return None
 
 
 def _term(value: Any) -> Term:
@@ -170,6 +182,7 @@ class GraphStore:
                 ) from None
             raise StoreError(f"cannot open the store at {path}: {exc}") from None
         store.recover()
+        store.remove_orphan_bulk_files()
         return store
 
     def __enter__(self) -> GraphStore:
@@ -206,6 +219,23 @@ class GraphStore:
         store.remove_graph(journal)
         return len(pending)
 
+    def remove_orphan_bulk_files(self) -> int:
+        """Delete the `bulk-*.sst` files a killed bulk load left behind. Returns how many.
+
+        The bulk loader writes them into the store directory and moves them in when it
+        finishes; after a SIGKILL they stay forever (hundreds of MB per kill). Only a writer
+        may call this (it holds the store's lock, so no bulk load is running). A file that
+        was already moved in is a second link to a live table: unlinking the name is safe.
+        """
+        self._writable()
+        if self.path is None:
+            return 0
+        removed = 0
+        for orphan in self.path.glob("bulk-*.sst"):
+            orphan.unlink(missing_ok=True)
+            removed += 1
+        return removed
+
     def write_batch(
         self, nquads: bytes, graphs: Iterable[str], replace: Iterable[str] = ()
     ) -> None:
@@ -218,16 +248,22 @@ class GraphStore:
         journal = ox.NamedNode(JOURNAL_GRAPH)
         pending = ox.NamedNode(_PENDING)
         flag = ox.Literal(True)
-        store.extend(ox.Quad(ox.NamedNode(g), pending, flag, journal) for g in graphs)
-        for graph in replace:
-            store.remove_graph(ox.NamedNode(graph))
         try:
-            store.bulk_load(nquads, format=ox.RdfFormat.N_QUADS)
-        except SyntaxError as exc:
-            # Nothing may stay half-loaded: drop the batch's graphs again, then report.
-            self.recover()
-            raise StoreError(f"the batch did not parse as N-Quads: {exc}") from None
-        store.remove_graph(journal)
+            store.extend(ox.Quad(ox.NamedNode(g), pending, flag, journal) for g in graphs)
+            for graph in replace:
+                store.remove_graph(ox.NamedNode(graph))
+            try:
+                store.bulk_load(nquads, format=ox.RdfFormat.N_QUADS)
+            except SyntaxError as exc:
+                # Nothing may stay half-loaded: drop the batch's graphs again, then report.
+                self.recover()
+                raise StoreError(f"the batch did not parse as N-Quads: {exc}") from None
+            store.remove_graph(journal)
+        except OSError as exc:  # disk full, I/O error: the journal lets the next writer recover
+            raise KgError(
+                f"writing to the store at {self.path} failed ({exc}); the batch in flight "
+                "will be rolled back when the store is next opened for writing"
+            ) from None
 
     def load(
         self,
@@ -446,6 +482,10 @@ class GraphStore:
     def canonical_digest(self, exclude_predicates: Iterable[str] = ()) -> str:
         """A SHA-256 over the canonical N-Quads of the whole store (isomorphism by hash)."""
         skip = set(exclude_predicates)
+        if not skip:
+            fast = self._sorted_dump_digest()
+            if fast is not None:
+                return fast
         dataset = ox.Dataset(
             q
             for q in self._store
@@ -455,6 +495,23 @@ class GraphStore:
         dataset.canonicalize(ox.CanonicalizationAlgorithm.RDFC_1_0)
         lines = sorted(f"{q} .\n" for q in dataset)
         return hashlib.sha256("".join(lines).encode()).hexdigest()
+
+    def _sorted_dump_digest(self) -> str | None:
+        """`canonical_digest` from Oxigraph's native N-Quads dump, several times faster on
+        a disk store; None when a blank node may be present (those need canonical labels)."""
+        buffer = io.BytesIO()
+        self._store.dump(buffer, format=ox.RdfFormat.N_QUADS)
+        journal = f" <{JOURNAL_GRAPH}> .".encode()
+        lines = [line for line in buffer.getvalue().splitlines() if not line.endswith(journal)]
+        del buffer
+        if any(b"_:" in line for line in lines):
+            return None
+        lines.sort()  # UTF-8 byte order is code point order: the same order as sorted(str)
+        digest = hashlib.sha256()
+        for line in lines:
+            digest.update(line)
+            digest.update(b"\n")
+        return digest.hexdigest()
 
 
 def parse_to_ntriples(data: bytes, fmt: str, *, base_iri: str | None = None) -> str:
