@@ -16,9 +16,12 @@ A query file starts with a block of `#+ ` lines that, with the prefix taken off,
     #+ example: kg query papers-by-author --param "author=Goro Kobayashi"
 
 The rest is SPARQL. A parameter `author` binds the variable `?author`. Values become RDF
-terms (`kg.results.Term`) and never enter the query text as text: locally through
-pyoxigraph's `substitutions`, and for a remote endpoint (or a variable pyoxigraph cannot
-substitute) through a `VALUES` block whose terms are serialised here, escaped for SPARQL.
+terms (`kg.results.Term`) and never enter the query text as text: they are serialised
+here, escaped for SPARQL, into a one-row `VALUES` block that opens the WHERE group. That is
+what a remote endpoint receives, and by default what the embedded store runs too.
+pyoxigraph's `substitutions` are the other local binding (`binding="substitutions"`), but
+its planner does not see them: measured on the named queries, a selective parameter bound
+that way ran 20-300 times slower than the same VALUES block (docs/performance.md).
 A parameter that is neither given nor defaulted stays unbound, so it matches anything.
 
 Parameters are bound as if the query began with them, so a query file must use each
@@ -519,6 +522,9 @@ def with_values(sparql: str, bindings: Mapping[str, Term]) -> str:
     return f"{sparql[:at]}\n  {values_block(bindings)}\n{sparql[at:]}"
 
 
+Binding = Literal["values", "substitutions"]
+
+
 @dataclass
 class Prepared:
     """A query ready to run locally: text plus the substitutions pyoxigraph will make."""
@@ -527,9 +533,16 @@ class Prepared:
     substitutions: dict[str, Term] = field(default_factory=dict)
 
 
-def prepare_local(sparql: str, bindings: Mapping[str, Term]) -> Prepared:
-    """Substitute what pyoxigraph can (a SELECT's projected variables, or any variable of
-    ASK and CONSTRUCT); bind the rest through a VALUES block."""
+def prepare_local(
+    sparql: str, bindings: Mapping[str, Term], binding: Binding = "values"
+) -> Prepared:
+    """The query with its parameters bound, by a VALUES block or by pyoxigraph substitutions.
+
+    pyoxigraph substitutes only a SELECT's projected variables (any variable of ASK and
+    CONSTRUCT), so with `substitutions` the rest still go through a VALUES block.
+    """
+    if binding == "values":
+        return Prepared(with_values(sparql, bindings))
     projected = select_variables(sparql) if bindings else None
     subs = {k: v for k, v in bindings.items() if projected is None or k in projected}
     rest = {k: v for k, v in bindings.items() if k not in subs}
@@ -537,9 +550,13 @@ def prepare_local(sparql: str, bindings: Mapping[str, Term]) -> Prepared:
 
 
 def run_local(
-    store: GraphStore, query: NamedQuery, bindings: Mapping[str, Term], limit: int | None = None
+    store: GraphStore,
+    query: NamedQuery,
+    bindings: Mapping[str, Term],
+    limit: int | None = None,
+    binding: Binding = "values",
 ) -> QueryResult:
-    prepared = prepare_local(query.sparql, bindings)
+    prepared = prepare_local(query.sparql, bindings, binding)
     return store.query(prepared.sparql, substitutions=prepared.substitutions, limit=limit)
 
 

@@ -17,7 +17,6 @@ from typer.testing import CliRunner
 from kg.errors import InputError, NotFoundError, ParameterError
 from kg.identity import Iris
 from kg.queries import (
-    NamedQuery,
     Parameter,
     bind,
     find_query,
@@ -557,11 +556,6 @@ def expected(case: Case) -> list[tuple[str, ...]] | frozenset[str]:
     return [tuple(" | ".join(sorted(c.split(" | "))) for c in row) for row in case.rows]
 
 
-def all_values(store: GraphStore, query: NamedQuery, bindings: dict[str, Term]) -> QueryResult:
-    """The same query with every parameter in a VALUES block: what a remote endpoint runs."""
-    return store.query(with_values(query.sparql, bindings))
-
-
 def _cases() -> Iterator[tuple[str, Case]]:
     for name, cases in CASES.items():
         for case in cases:
@@ -574,7 +568,8 @@ def _cases() -> Iterator[tuple[str, Case]]:
 @pytest.mark.parametrize("path", QUERY_FILES, ids=lambda p: p.stem)
 def test_query_file_answers_exactly(path: Path, graphs: dict[str, GraphStore]) -> None:
     """Each real query file, its header parsed from the file, gives the expected rows, both
-    with pyoxigraph substitutions and with an all-VALUES binding (as sent to endpoints)."""
+    with a VALUES block (the default, as sent to endpoints) and with pyoxigraph
+    substitutions."""
     query = load_query(path)
     assert query.name in CASES, f"{path.name} has no expected answers in CASES"
     cases = CASES[query.name]
@@ -584,7 +579,8 @@ def test_query_file_answers_exactly(path: Path, graphs: dict[str, GraphStore]) -
         bindings = bind(query, case.params, BASE)
         local = normalise(run_local(store, query, bindings))
         assert local == expected(case), f"{query.name} {case.params}"
-        assert normalise(all_values(store, query, bindings)) == local
+        substituted = run_local(store, query, bindings, binding="substitutions")
+        assert normalise(substituted) == local, f"{query.name} {case.params} (substitutions)"
 
 
 def test_cases_cover_exactly_the_query_files() -> None:
@@ -592,16 +588,21 @@ def test_cases_cover_exactly_the_query_files() -> None:
     assert len(QUERY_FILES) >= 15
 
 
-def test_substitutions_are_used_where_pyoxigraph_allows(graphs: dict[str, GraphStore]) -> None:
-    """Projected parameters go through `substitutions`; the query text is left as written."""
+def test_substitutions_are_used_where_pyoxigraph_allows() -> None:
+    """With binding="substitutions", projected parameters go through pyoxigraph and the
+    query text is left as written; the rest still need a VALUES block."""
     query = find_query("papers-by-author")
-    prepared = prepare_local(query.sparql, bind(query, {"author": "Grace Hopper"}, BASE))
+    bindings = bind(query, {"author": "Grace Hopper"}, BASE)
+    prepared = prepare_local(query.sparql, bindings, "substitutions")
     assert prepared.sparql == query.sparql
     assert prepared.substitutions == {"author": Term("uri", f"{BASE}author/grace-hopper")}
     shared = find_query("shared-methods")
-    prepared = prepare_local(shared.sparql, bind(shared, {"paper": "alpha"}, BASE))
+    prepared = prepare_local(shared.sparql, bind(shared, {"paper": "alpha"}, BASE), "substitutions")
     assert set(prepared.substitutions) == {"paper"}
     assert "VALUES (?min_shared)" in prepared.sparql
+    by_default = prepare_local(query.sparql, bindings)
+    assert by_default.substitutions == {}
+    assert by_default.sparql == with_values(query.sparql, bindings)
 
 
 # --- headers -------------------------------------------------------------------------------
@@ -728,7 +729,7 @@ def test_hostile_values_change_nothing(
         assert "://" in value or query.param(param).cls is None  # type: ignore[union-attr]
         return
     assert normalise(run_local(store, query, bindings)) == []
-    assert normalise(all_values(store, query, bindings)) == []
+    assert normalise(run_local(store, query, bindings, binding="substitutions")) == []
     assert len(store) == before
 
 
