@@ -191,6 +191,29 @@ class Iris:
         key = pwc_slug(name) or name_key(name) or name.strip()
         return f"{self.base}venue/{segment(key)}"
 
+    def area(self, slug: str) -> str:
+        return f"{self.base}area/{segment(slug)}"
+
+    def collection(self, slug: str) -> str:
+        return f"{self.base}collection/{segment(slug)}"
+
+    def subdataset(self, parent_slug: str, slug: str) -> str:
+        """A dataset listed under another (`subdatasets[]`): its name is only unique there."""
+        return f"{self.base}dataset/{segment(parent_slug)}/{segment(slug)}"
+
+    def leaderboard(self, task: str, dataset: str) -> str:
+        """The evaluation table of a task IRI on a dataset IRI."""
+        task_key = task.removeprefix(f"{self.base}task/")
+        return f"{self.base}leaderboard/{task_key}/{dataset.removeprefix(f'{self.base}dataset/')}"
+
+    def dump(self, name: str, snapshot: str | None) -> str:
+        """One dump file at one snapshot (`undated` when its date is unknown)."""
+        return f"{self.base}dump/{segment(name)}/{segment(snapshot or 'undated')}"
+
+    def dump_graph(self, kind: str, key: str) -> str:
+        """The named graph of one dump entry; `key` is already IRI-safe."""
+        return f"{self.base}graph/pwc-{kind}/{key}"
+
     def repo_kind(self, kind: str) -> str:
         return f"{self.base}repo-kind/{segment(kind)}"
 

@@ -19,20 +19,30 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kg.aliases import PaperAliases
 from kg.errors import KgError, RecordError, StoreError, UsageError
 from kg.identity import Iris
 from kg.mapping import Context, Mapped, map_record
-from kg.reader import Item, expand, read_items
+from kg.reader import Item, expand, gzip_date, read_items
 from kg.store import GraphStore
+from kg.values import iso_date
 
 
 @dataclass(frozen=True)
 class Kind:
-    """One kind of input item: how to recognise it and how to map it."""
+    """One kind of input item: how to recognise it and how to map it.
+
+    `priority` orders the files of one run (lower first): sources that name papers by slug
+    go before those that name them only by arXiv id or title, so fewer IRIs need renaming
+    (kg.aliases). `file_units` maps what a whole file says (a dump's provenance node); it is
+    called once per file, with the context of its first item.
+    """
 
     name: str
     detect: Callable[[Any], bool]
     map: Callable[[Any, Context], Iterable[Mapped]]
+    priority: int = 1
+    file_units: Callable[[Context], Iterable[Mapped]] | None = None
 
 
 def _looks_like_record(value: Any) -> bool:
@@ -65,6 +75,7 @@ class IngestReport:
     quads: int = 0
     seconds: float = 0.0
     recovered: int = 0
+    renamed: int = 0  # fallback paper IRIs merged into the slug IRI a later source taught
     files: int = 0
     kinds: Counter[str] = field(default_factory=Counter)
     unknown_keys: Counter[str] = field(default_factory=Counter)
@@ -81,6 +92,7 @@ class IngestReport:
             "quads_written": self.quads,
             "seconds": round(self.seconds, 3),
             "recovered": self.recovered,
+            "papers_merged": self.renamed,
             "kinds": dict(self.kinds),
             "unknown_keys": dict(self.unknown_keys),
         }
@@ -115,11 +127,15 @@ class Ingestor:
         batch_size: int = 2000,
         strict: bool = False,
         kind: str | None = None,
+        snapshot: str | None = None,
         on_error: Callable[[RecordError], None] | None = None,
         on_progress: Callable[[IngestReport], None] | None = None,
     ) -> None:
         if kind is not None and kind not in KINDS:
             raise UsageError(f"unknown --kind {kind!r}; use one of: {', '.join(sorted(KINDS))}")
+        if snapshot is not None and iso_date(snapshot) != snapshot:
+            raise UsageError(f"--snapshot {snapshot!r} is not a date: give YYYY-MM-DD")
+        self.snapshot = snapshot
         self.store = store
         self.iris = iris
         self.batch_size = batch_size
@@ -131,16 +147,26 @@ class Ingestor:
         self.ingested_at = ingest_time()
         self._seen: dict[str, tuple[str, str]] = {}  # graph -> (hash, where) in this run
         self._entities = iris.entities_graph()
+        self._pass()
+
+    def _pass(self) -> None:
+        """Fresh per-pass state: the alias index and the mappers' scratch space."""
+        self.papers = PaperAliases(self.store, self.iris)
+        self.memo: dict[str, Any] = {}
 
     # -- mapping ---------------------------------------------------------------------------
     def _units(self, items: Iterable[Item]) -> Iterator[_Unit | RecordError]:
         kind: Kind | None = KINDS[self.kind] if self.kind else None
         current_source = None
+        snapshot: str | None = None
+        file_done = False
         for item in items:
             if item.source != current_source:
                 current_source = item.source
                 kind = KINDS[self.kind] if self.kind else None
                 self.report.files += 1
+                snapshot = self.snapshot or gzip_date(item.source)
+                file_done = False
             self.report.read += 1
             if item.error is not None:
                 yield item.error
@@ -149,8 +175,17 @@ class Ingestor:
                 kind = detect_kind(item.value)
             self.report.kinds[kind.name] += 1
             ctx = Context(
-                self.iris, source_file=Path(item.source).name, ingested_at=self.ingested_at
+                self.iris,
+                source_file=Path(item.source).name,
+                ingested_at=self.ingested_at,
+                snapshot=snapshot,
+                papers=self.papers,
+                memo=self.memo,
             )
+            if not file_done:
+                file_done = True
+                for mapped in kind.file_units(ctx) if kind.file_units else ():
+                    yield _Unit(mapped, item.source, "")
             try:
                 for mapped in kind.map(item.value, ctx):
                     yield _Unit(mapped, item.source, item.locator)
@@ -189,6 +224,8 @@ class Ingestor:
                 replace.append(m.graph)
         if writes:
             self._write(writes, replace)
+        self.papers.flushed()  # aliases the batch taught: rename what was written before
+        self.report.renamed = self.papers.renamed
 
     def _write(self, writes: list[_Unit], replace: list[str]) -> None:
         text = "".join(u.mapped.nquads(self._entities) for u in writes)
@@ -256,8 +293,23 @@ class Ingestor:
         return self.report
 
     def _items(self, names: list[str]) -> Iterator[Item]:
-        for name in names:
+        for name in self._ordered(names):
             yield from read_items(name)
+
+    def _ordered(self, names: list[str]) -> list[str]:
+        """Files by the priority of their kind (stable): see `Kind.priority`."""
+        if self.kind is not None or len(names) < 2:
+            return names
+
+        def priority(name: str) -> int:
+            if name == "-":
+                return KINDS["record"].priority
+            first = next(read_items(name), None)
+            if first is None or first.error is not None:
+                return KINDS["record"].priority
+            return detect_kind(first.value).priority
+
+        return sorted(names, key=priority)
 
     def _check_all(self, names: list[str]) -> None:
         """--strict: map everything first; the first error stops the run before any write."""
@@ -273,6 +325,7 @@ class Ingestor:
                     "(--strict: nothing was written)"
                 )
         self.report = IngestReport()
+        self._pass()
 
     def _ingest(self, names: list[str]) -> None:
         batch: list[_Unit] = []
@@ -298,3 +351,6 @@ class Ingestor:
 def ingest(store: GraphStore, paths: list[str], *, base_iri: str, **options: Any) -> IngestReport:
     """Library entry point: ingest `paths` into `store` and return the report."""
     return Ingestor(store, Iris(base_iri), **options).run(paths)
+
+
+from kg import dumps as _dumps  # noqa: E402, F401  (registers the dump kinds in KINDS)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from kg.errors import RecordError
 from kg.fields import Obj, invalid_unicode_path
@@ -56,6 +56,14 @@ class Mapped:
         return g.join(self.triples) + g + (e.join(self.shared) + e if self.shared else "")
 
 
+class PaperResolver(Protocol):
+    """Gives a paper one IRI across sources (kg.aliases.PaperAliases does, for a run)."""
+
+    def paper(
+        self, *, slug: str | None, arxiv: str | None, title: str | None, year: str | None
+    ) -> str: ...
+
+
 @dataclass(frozen=True)
 class Context:
     """What a mapping needs beyond the record: where IRIs live and ingest provenance."""
@@ -64,6 +72,42 @@ class Context:
     source_file: str = ""
     ingested_at: str | None = None  # xsd:dateTime lexical form
     max_chars: int = 1_000_000
+    snapshot: str | None = None  # the input's snapshot date (YYYY-MM-DD), for dump provenance
+    papers: PaperResolver | None = None  # the run's alias index; None: the plain identity rule
+    memo: dict[str, Any] = field(default_factory=dict)  # per-run scratch space of the mappers
+
+    def paper(
+        self,
+        *,
+        slug: str | None = None,
+        arxiv: str | None = None,
+        title: str | None = None,
+        year: str | None = None,
+    ) -> str:
+        """A paper's IRI: by slug, else arXiv id, else title and year (docs/identity.md)."""
+        if self.papers is not None:
+            return self.papers.paper(slug=slug, arxiv=arxiv, title=title, year=year)
+        if slug:
+            return self.iris.paper(slug)
+        if arxiv:
+            return self.iris.paper_by_arxiv(arxiv)
+        if title:
+            return self.iris.paper_by_title(title, year)
+        raise RecordError("names no paper: give a /paper/<slug> URL, an arXiv id or a title")
+
+
+def result_id(task: Any, dataset: Any, metric: str, model: Any, raw: str) -> str:
+    """The local id of one leaderboard value: the same value from any source is one node."""
+    key = canonical_json([task, dataset, metric, model, raw]).encode()
+    return hashlib.sha1(key).hexdigest()[:16]
+
+
+def code_link_key(ref: RepoRef) -> str:
+    """`<host>/<owner>/<name>[/-/<path>]`: a code link's IRI under its paper's."""
+    tail = "/".join(segment(s) for s in ref.key.split("/"))
+    if ref.path:
+        tail += "/-/" + "/".join(segment(s) for s in ref.path.split("/"))
+    return tail
 
 
 def web_iri(value: str, where: str) -> str:
@@ -239,6 +283,14 @@ class RecordMapper:
             where = invalid_unicode_path(self.data) or ""
             raise RecordError("holds invalid Unicode (a lone surrogate)", field=where) from None
         paper_iri, key = paper_identity(root, self.iris)
+        if self.ctx.papers is not None:  # known by slug elsewhere? (the graph keeps `key`)
+            date, arxiv_raw = root.text("date"), root.text("arxiv_id")
+            paper_iri = self.ctx.paper(
+                slug=record_slug(root),
+                arxiv=arxiv_id(arxiv_raw) if arxiv_raw else None,
+                title=root.text("title"),
+                year=date[:4] if date else None,
+            )
         self.hash = "sha256:" + hashlib.sha256(encoded).hexdigest()  # = content_hash(self.data)
         graph_iri = self.iris.record_graph(key)
         p, g = iri(paper_iri), iri(graph_iri)
@@ -354,10 +406,7 @@ class RecordMapper:
             assert url is not None
             ref = repository_ref(url, link.where("repo_url"))
             repo = self.repo(ref)
-            tail = "/".join(segment(s) for s in ref.key.split("/"))
-            if ref.path:
-                tail += "/-/" + "/".join(segment(s) for s in ref.path.split("/"))
-            node_iri = f"{self.paper_iri}/code/{tail}"
+            node_iri = f"{self.paper_iri}/code/{code_link_key(ref)}"
             if node_iri in seen:
                 continue  # the same link listed twice says nothing new
             seen.add(node_iri)
@@ -396,10 +445,7 @@ class RecordMapper:
                     "a result needs 'metric' and 'value' (or 'metrics')", field=item.where("metric")
                 )
             for name, raw in pairs:
-                ident = hashlib.sha1(
-                    canonical_json([task, dataset, name, model, raw]).encode()
-                ).hexdigest()[:16]
-                node = iri(f"{self.paper_iri}/result/{ident}")
+                node = iri(f"{self.paper_iri}/result/{result_id(task, dataset, name, model, raw)}")
                 self.add(p, KG.hasResult, node)
                 self.add(node, STD.type, KG.EvaluationResult)
                 if task:

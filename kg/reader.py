@@ -13,6 +13,7 @@ error, so one bad line never hides the good ones around it.
 
 from __future__ import annotations
 
+import datetime as dt
 import gzip
 import json
 import sys
@@ -56,6 +57,27 @@ def expand(paths: list[str]) -> Iterator[str]:
             yield raw
         else:
             raise InputError(f"{raw}: no such file or directory")
+
+
+def gzip_date(name: str) -> str | None:
+    """The modification date (UTC, YYYY-MM-DD) in a gzip file's header, or None.
+
+    The Papers-with-Code dumps were published gzipped, and this date is when the dump was
+    written: kg uses it as the dump's snapshot unless told otherwise.
+    """
+    if name == "-":
+        return None
+    try:
+        with open(name, "rb") as handle:
+            header = handle.read(8)
+    except OSError:
+        return None
+    if len(header) < 8 or header[:2] != b"\x1f\x8b":
+        return None
+    mtime = int.from_bytes(header[4:8], "little")
+    if not mtime:
+        return None
+    return dt.datetime.fromtimestamp(mtime, dt.UTC).date().isoformat()
 
 
 def open_binary(name: str) -> IO[bytes]:

@@ -320,6 +320,71 @@ class GraphStore:
     def has_graph(self, graph: str) -> bool:
         return bool(self._store.contains_named_graph(ox.NamedNode(graph)))
 
+    def subjects_with(self, predicate: str, value: str) -> list[str]:
+        """IRIs (sorted) of the subjects with `predicate` "value" (a plain string), any graph."""
+        pattern = (None, ox.NamedNode(predicate), ox.Literal(value), None)
+        quads = self._store.quads_for_pattern(*pattern)
+        return sorted({q.subject.value for q in quads if isinstance(q.subject, ox.NamedNode)})
+
+    def literal_values(self, subject: str, predicate: str) -> list[str]:
+        """The lexical forms of `subject`'s `predicate` literals, any graph."""
+        quads = self._store.quads_for_pattern(ox.NamedNode(subject), ox.NamedNode(predicate), None)
+        return sorted({q.object.value for q in quads if isinstance(q.object, ox.Literal)})
+
+    def rename_iris(self, renames: Mapping[str, str]) -> int:
+        """Rewrite each `old` IRI to `new` in every graph, in one atomic update.
+
+        Nodes minted beneath `old` (`old/result/…`, found by following its links) move with
+        it. Returns how many quads were rewritten.
+        """
+        store = self._writable()
+        journal = ox.NamedNode(JOURNAL_GRAPH)
+        found: dict[ox.Quad, None] = {}
+        for old in renames:
+            todo, seen = [old], {old}
+            while todo:
+                node = ox.NamedNode(todo.pop())
+                for quad in [
+                    *store.quads_for_pattern(node, None, None, None),
+                    *store.quads_for_pattern(None, None, node, None),
+                ]:
+                    if quad.graph_name == journal:
+                        continue
+                    found[quad] = None
+                    obj = quad.object
+                    if (
+                        isinstance(obj, ox.NamedNode)
+                        and obj.value.startswith(old + "/")
+                        and obj.value not in seen
+                    ):
+                        seen.add(obj.value)
+                        todo.append(obj.value)
+        if not found:
+            return 0
+        prefixes = sorted(renames, key=len, reverse=True)  # longest match first
+
+        def moved(term: Any) -> Any:
+            if isinstance(term, ox.NamedNode):
+                for old in prefixes:
+                    value = term.value
+                    if value == old or value.startswith(old + "/"):
+                        return ox.NamedNode(renames[old] + value[len(old) :])
+            return term
+
+        def data(quads: Iterable[ox.Quad]) -> str:
+            return " ".join(
+                f"GRAPH {q.graph_name} {{ {q.subject} {q.predicate} {q.object} }}"
+                if isinstance(q.graph_name, ox.NamedNode)
+                else f"{q.subject} {q.predicate} {q.object} ."
+                for q in quads
+            )
+
+        new = [
+            ox.Quad(moved(q.subject), q.predicate, moved(q.object), q.graph_name) for q in found
+        ]
+        store.update(f"DELETE DATA {{ {data(found)} }} ;\nINSERT DATA {{ {data(new)} }}")
+        return len(found)
+
     def _run(
         self,
         sparql: str,

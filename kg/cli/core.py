@@ -43,6 +43,12 @@ def ingest(
     kind: Annotated[
         str | None, typer.Option(help="Input kind, instead of detecting it from content.")
     ] = None,
+    snapshot: Annotated[
+        str | None,
+        typer.Option(
+            help="Snapshot date (YYYY-MM-DD) of the dumps read; default: their gzip header date."
+        ),
+    ] = None,
     batch_size: Annotated[int, typer.Option(min=1, help="Records per write batch.")] = 2000,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
     quiet: Annotated[
@@ -88,6 +94,7 @@ def ingest(
             batch_size=batch_size,
             strict=strict,
             kind=kind,
+            snapshot=snapshot,
             on_error=on_error,
             on_progress=on_progress,
         )
