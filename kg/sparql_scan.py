@@ -194,13 +194,19 @@ def scan(text: str) -> Shape:
 
 
 def host_allowed(target: Target, allowed: frozenset[str]) -> bool:
-    """Whether a SERVICE/LOAD target may be called: `*` allows any, else its host must be listed.
+    """Whether a SERVICE/LOAD target may be called: an http(s) IRI whose host is listed (or
+    any host with `*`). Other schemes (`file:` …) and computed targets never are, except
+    computed ones under `*`.
 
     >>> host_allowed(Target("http://Example.org/sparql"), frozenset({"example.org"}))
     True
     >>> host_allowed(Target(None), frozenset({"example.org"}))
     False
+    >>> host_allowed(Target("file:///etc/passwd"), frozenset({"*"}))
+    False
     """
+    if target.iri is not None and not target.iri.lower().startswith(("http://", "https://")):
+        return False
     if "*" in allowed:
         return True
     host = target.host

@@ -460,7 +460,7 @@ class GraphStore:
     def query_into(
         self,
         sparql: str,
-        output: IO[bytes],
+        output: io.RawIOBase | IO[bytes],
         *,
         results_type: str,
         graph_type: str,
@@ -485,7 +485,7 @@ class GraphStore:
             kwargs: dict[str, Any] = {}
             if prefixes and fmt in (ox.RdfFormat.TURTLE, ox.RdfFormat.RDF_XML):
                 kwargs["prefixes"] = dict(prefixes)
-            ox.serialize(result, output, format=fmt, **kwargs)
+            ox.serialize(result, output, format=fmt, **kwargs)  # type: ignore[arg-type]
             return fmt.media_type, "graph"
         rfmt = ox.QueryResultsFormat.from_media_type(results_type)
         if rfmt is None:

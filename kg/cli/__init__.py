@@ -2,6 +2,7 @@
 
 from kg.cli import core  # noqa: F401  (registers ingest, stats, sparql, validate)
 from kg.cli import query  # noqa: F401  (registers query)
+from kg.cli import serve  # noqa: F401  (registers serve)
 from kg.cli.app import app, main
 
 __all__ = ["app", "main"]
