@@ -6,29 +6,34 @@ error, so one bad line never hides the good ones around it.
 
 * `.jsonl` / `.ndjson`: one value per line; a line longer than the record limit is skipped
   without being held in memory.
-* `.json`: one value, a top-level array (streamed with ijson, so a 1 GB dump is read in
-  constant memory), or JSON Lines after all (sniffed from the first line).
+* `.json`: one value, a top-level array (streamed, so a 1 GB dump on one line is read in
+  memory bounded by the record limit), or JSON Lines after all (sniffed from the start).
 * `.gz` of any of these; directories are walked recursively in sorted order; `-` is stdin.
 """
 
 from __future__ import annotations
 
+import codecs
 import datetime as dt
 import gzip
 import json
+import re
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-import ijson
-
 from kg.config import MAX_RECORD_BYTES
 from kg.errors import InputError, RecordError
 
 INPUT_SUFFIXES = (".json", ".jsonl", ".ndjson")
 _LINE_SUFFIXES = (".jsonl", ".ndjson")
+_CHUNK = 1 << 16
+_DECODER = json.JSONDecoder()
+_BLANK = re.compile(r"[ \t\n\r]+")
+# A string (or a lone '"': one the buffer does not hold to its end), or a bracket.
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|"|[\[\]{}]', re.DOTALL)
 
 
 @dataclass
@@ -112,6 +117,95 @@ class _Replay:
             return out
         return self._rest.read(n)
 
+    def readline(self, n: int = -1) -> bytes:
+        if not self._head:
+            return self._rest.readline(n)
+        end = self._head.find(b"\n") + 1 or len(self._head)
+        if 0 <= n < end:
+            end = n
+        out, self._head = self._head[:end], self._head[end:]
+        if out.endswith(b"\n") or self._head or n == len(out):
+            return out
+        return out + self._rest.readline(-1 if n < 0 else n - len(out))
+
+    def close(self) -> None:
+        self._rest.close()
+
+
+class _TooLong(Exception):
+    """One JSON value in a document ran past the record limit."""
+
+
+class _Text:
+    """The decoded text of a byte stream, read on demand, forgetting what was consumed.
+
+    Values are parsed with the `json` module's C decoder, so memory stays bounded by the
+    record limit and nesting by the recursion limit (ijson builds a prefix string per
+    level: 200 KB of '[' took 22 GB).
+    """
+
+    def __init__(self, stream: IO[bytes], limit: int) -> None:
+        self._stream = stream
+        self._decoder = codecs.getincrementaldecoder("utf-8-sig")()
+        self._limit = limit
+        self.buf = ""
+        self.pos = 0
+        self.eof = False
+
+    def more(self) -> bool:
+        """Read more (at least as much as is pending); False at the end of the stream."""
+        if self.eof:
+            return False
+        pending = len(self.buf) - self.pos
+        if pending > self._limit:
+            raise _TooLong
+        data = self._stream.read(max(_CHUNK, pending))
+        self.eof = not data
+        self.buf = self.buf[self.pos :] + self._decoder.decode(data, final=self.eof)
+        self.pos = 0
+        return True
+
+    def peek(self) -> str:
+        """The next character that is not blank ('' at the end), without consuming it."""
+        while True:
+            match = _BLANK.match(self.buf, self.pos)
+            self.pos = match.end() if match else self.pos
+            if self.pos < len(self.buf):
+                return self.buf[self.pos]
+            if not self.more():
+                return ""
+
+    def value(self) -> Any:
+        while True:
+            try:
+                value, end = _DECODER.raw_decode(self.buf, self.pos)
+            except json.JSONDecodeError as exc:
+                if self.more():
+                    continue
+                raise ValueError(f"{exc.msg} (the file ends inside this value)") from None
+            if end == len(self.buf) and self.more():
+                continue  # a number may go on in the next chunk
+            self.pos = end
+            return value
+
+    def skip_value(self) -> None:
+        """Step over one value without building it (for one nested too deeply to build)."""
+        while True:
+            depth = 0
+            for token in _TOKEN.finditer(self.buf, self.pos):
+                mark = token.group()
+                if mark == '"':  # a string the buffer does not hold to its end
+                    break
+                if mark in "[{":
+                    depth += 1
+                elif mark in "]}":
+                    depth -= 1
+                if depth == 0:
+                    self.pos = token.end()
+                    return
+            if not self.more():
+                raise ValueError("the file ends inside this value")
+
 
 def _decode_line(raw: bytes, source: str, locator: str) -> Item:
     try:
@@ -177,28 +271,59 @@ def _lines(
         line, too_long = _read_line(stream, limit)
 
 
-def _document(stream: IO[bytes], source: str, is_array: bool) -> Iterator[Item]:
+def _document(stream: IO[bytes], source: str, is_array: bool, limit: int) -> Iterator[Item]:
+    """The values of a JSON document: the items of a top-level array, or whitespace-separated
+    values. A malformed or oversized value ends the file (its end cannot be found)."""
+    text = _Text(stream, limit)
     index = 0
+    where = "item 0" if is_array else ""
     try:
         if is_array:
-            for index, value in enumerate(ijson.items(stream, "item", use_float=True)):
-                yield Item(source, f"item {index}", value)
-        else:
-            for index, value in enumerate(
-                ijson.items(stream, "", use_float=True, multiple_values=True)
-            ):
-                yield Item(source, f"value {index}" if index else "", value)
-    except (ijson.JSONError, ijson.IncompleteJSONError, UnicodeDecodeError, ValueError) as exc:
-        where = f"item {index + 1}" if is_array else "value"
-        yield Item(
-            source,
-            where,
-            error=RecordError(
-                f"malformed JSON, so the rest of the file was not read: {str(exc)[:200]}",
-                source=source,
-                locator=where,
-            ),
-        )
+            text.peek()
+            text.pos += 1  # the '[' the caller saw
+            if text.peek() == "]":
+                return
+        while True:
+            where = f"item {index}" if is_array else (f"value {index}" if index else "")
+            if text.peek() == "":
+                if is_array:
+                    raise ValueError("the file ends inside the array")
+                return
+            try:
+                yield Item(source, where, text.value())
+            except RecursionError:
+                text.skip_value()
+                yield Item(
+                    source,
+                    where,
+                    error=RecordError(
+                        "JSON is nested too deeply to read", source=source, locator=where
+                    ),
+                )
+            index += 1
+            if is_array:
+                mark = text.peek()
+                if mark == "]":
+                    return
+                if mark != ",":
+                    found = repr(mark) if mark else "the end of the file"
+                    raise ValueError(f"expected ',' or ']' after item {index - 1}, found {found}")
+                text.pos += 1
+    except _TooLong:
+        problem, detail = f"is longer than the record limit of {limit:,} bytes", ""
+    except UnicodeDecodeError as exc:
+        problem, detail = f"is not valid UTF-8 (byte 0x{exc.object[exc.start]:02x})", ""
+    except ValueError as exc:
+        problem, detail = "malformed JSON", f": {str(exc)[:200]}"
+    yield Item(
+        source,
+        where or "value",
+        error=RecordError(
+            f"{problem}, so the rest of the file was not read{detail}",
+            source=source,
+            locator=where or "value",
+        ),
+    )
 
 
 def read_items(name: str, *, limit: int = MAX_RECORD_BYTES) -> Iterator[Item]:
@@ -209,7 +334,13 @@ def read_items(name: str, *, limit: int = MAX_RECORD_BYTES) -> Iterator[Item]:
         if name.removesuffix(".gz").endswith(_LINE_SUFFIXES):
             yield from _lines(stream, source, limit)
             return
-        # Sniff: skip blank lines, look at the first line.
+        # Sniff the first character: a dump is often one array on one huge line, which must
+        # stream rather than be read as a line.
+        probe = stream.read(_CHUNK)
+        stream = _Replay(probe, stream)  # type: ignore[assignment]
+        if probe.removeprefix(b"\xef\xbb\xbf").lstrip()[:1] == b"[":
+            yield from _document(stream, source, is_array=True, limit=limit)
+            return
         number = 1
         first, too_long = _read_line(stream, limit)
         while first and not first.strip() and not too_long:
@@ -217,15 +348,22 @@ def read_items(name: str, *, limit: int = MAX_RECORD_BYTES) -> Iterator[Item]:
             first, too_long = _read_line(stream, limit)
         first = first.removeprefix(b"\xef\xbb\xbf") if number == 1 else first
         head = first.lstrip()
-        if too_long or not head:
-            if too_long:  # one huge line: could be one record or a whole dump on one line
-                raise InputError(
-                    f"{source}: the first line is longer than {limit:,} bytes and "
-                    "is not a JSON array; split it into JSON Lines"
-                )
+        if too_long:  # one record longer than the limit: say so, read on as JSON Lines
+            yield Item(
+                source,
+                f"line {number}",
+                error=RecordError(
+                    f"is longer than the record limit of {limit:,} bytes",
+                    source=source,
+                    locator=f"line {number}",
+                ),
+            )
+            yield from _lines(stream, source, limit, start=number + 1)
+            return
+        if not head:
             return
         if head[:1] == b"[":
-            yield from _document(_Replay(first, stream), source, is_array=True)  # type: ignore[arg-type]
+            yield from _document(_Replay(first, stream), source, is_array=True, limit=limit)  # type: ignore[arg-type]
             return
         if head[:1] == b"{":
             try:
@@ -236,7 +374,7 @@ def read_items(name: str, *, limit: int = MAX_RECORD_BYTES) -> Iterator[Item]:
                 yield Item(source, f"line {number}", value)
                 yield from _lines(stream, source, limit, start=number + 1)
                 return
-            yield from _document(_Replay(first, stream), source, is_array=False)  # type: ignore[arg-type]
+            yield from _document(_Replay(first, stream), source, is_array=False, limit=limit)  # type: ignore[arg-type]
             return
         yield Item(
             source,
@@ -250,5 +388,5 @@ def read_items(name: str, *, limit: int = MAX_RECORD_BYTES) -> Iterator[Item]:
     except (OSError, EOFError, gzip.BadGzipFile) as exc:
         raise InputError(f"{source}: cannot read: {exc}") from None
     finally:
-        if stream is not sys.stdin.buffer:
+        if name != "-":
             stream.close()
