@@ -11,6 +11,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from kg.config import DEFAULT_BASE_IRI, DEFAULT_STORE
 from kg.errors import KgError
@@ -62,12 +63,15 @@ def handles_errors(func: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
-        except KgError as exc:
-            err.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True)
+        except KgError as exc:  # messages quote data: escape it, "[/red]" is not markup
+            err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, markup=True)
             raise typer.Exit(exc.exit_code) from None
         except BrokenPipeError:  # `kg ... | head`
             sys.stderr.close()
             raise typer.Exit(0) from None
+        except OSError as exc:  # disk full, permissions: one line, not a traceback
+            err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, markup=True)
+            raise typer.Exit(1) from None
 
     return wrapper  # type: ignore[return-value]
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -66,7 +67,7 @@ def ingest(
     store = state.store(write=True)
 
     def on_error(error: RecordError) -> None:
-        err.print(f"[red]rejected[/] {error}", highlight=False, markup=True)
+        err.print(f"[red]rejected[/] {escape(str(error))}", highlight=False, markup=True)
 
     show = not quiet and err.is_terminal
     with Progress(
@@ -124,7 +125,7 @@ def print_summary(report: IngestReport, store_quads: int) -> None:
         highlight=False,
     )
     if report.unknown_keys:
-        top = ", ".join(f"{k} ×{n}" for k, n in report.unknown_keys.most_common(5))
+        top = escape(", ".join(f"{k} ×{n}" for k, n in report.unknown_keys.most_common(5)))
         out.print(
             f"ignored {sum(report.unknown_keys.values()):,} unknown keys ({top})", highlight=False
         )
@@ -196,7 +197,8 @@ def validate(
         )
     else:
         for v in report.violations[:limit]:
-            out.print(f"[red]{v.severity}[/] {v.focus} {v.path}: {v.message}", highlight=False)
+            detail = escape(f"{v.focus} {v.path}: {v.message}")
+            out.print(f"[red]{v.severity}[/] {detail}", highlight=False)
         verdict = "[green]conforms[/]" if report.conforms else "[red]does not conform[/]"
         out.print(f"{verdict}: {len(report.violations)} violation(s)")
     if not report.conforms:

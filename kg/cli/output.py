@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from rich.table import Table
+from rich.text import Text
 
 from kg.errors import UsageError
 from kg.results import (
@@ -58,7 +59,7 @@ def as_table(result: SelectResult, base_iri: str = "") -> Table:
         prefixes = {"": base_iri, **prefixes}
     table = Table(*result.variables, show_lines=False, header_style="bold")
     for row in table_rows(result, prefixes):
-        table.add_row(*row)
+        table.add_row(*(Text(cell) for cell in row))  # data, not markup: "[/red]" is text
     table.caption = f"{len(result.rows)} row{'s' if len(result.rows) != 1 else ''}"
     return table
 
