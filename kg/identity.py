@@ -18,7 +18,9 @@ import unicodedata
 from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
 
-from kg.terms import safe_iri, segment
+from kg.errors import UsageError
+from kg.store import iri_error
+from kg.terms import is_absolute_iri, safe_iri, segment
 
 _NON_ALNUM = re.compile(r"[^0-9a-z]+")
 _NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
@@ -160,6 +162,9 @@ class Iris:
     def __init__(self, base: str) -> None:
         if not base.endswith(("/", "#")):
             base += "/"
+        problem = iri_error(base) if is_absolute_iri(base) else "it has no scheme"
+        if problem:  # else every record fails to store, one bulk load at a time
+            raise UsageError(f"the base IRI {base!r} is not an absolute IRI ({problem})")
         self.base = base
 
     def paper(self, slug: str) -> str:
