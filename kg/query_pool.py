@@ -341,6 +341,7 @@ class PoolStats:
     replaced: int = 0
     reloads: int = 0
     worker_pids: list[int] = field(default_factory=list)
+    killed_pids: list[int] = field(default_factory=list)
 
 
 class QueryPool:
@@ -494,7 +495,9 @@ class QueryPool:
     async def _replace(self, worker: _Worker) -> None:
         loop = asyncio.get_running_loop()
         self._workers.discard(worker)
+        self.stats.worker_pids = [w.process.pid for w in self._workers]
         await loop.run_in_executor(self._threads, worker.kill)
+        self.stats.killed_pids.append(worker.process.pid)
         if self._closed:
             return
         self.stats.replaced += 1

@@ -601,6 +601,7 @@ class KgServer:
                 "status": "ok",
                 "worker": pid,
                 "workers": self.running.size,
+                "workers_running": len(stats.worker_pids),
                 "generation": self.running.generation,
                 "completed": stats.completed,
                 "timeouts": stats.timeouts,

@@ -480,7 +480,7 @@ class GraphStore:
         result = self._run(sparql, substitutions, union, default_graphs, named_graphs)
         if isinstance(result, ox.QueryTriples):
             fmt = ox.RdfFormat.from_media_type(graph_type)
-            if fmt is None or fmt.supports_datasets:
+            if fmt is None or fmt in (ox.RdfFormat.N_QUADS, ox.RdfFormat.TRIG):
                 raise UsageError(f"{graph_type} is not a triple format for graph results")
             kwargs: dict[str, Any] = {}
             if prefixes and fmt in (ox.RdfFormat.TURTLE, ox.RdfFormat.RDF_XML):
