@@ -59,6 +59,7 @@ FORMAT_NAMES: dict[str, str] = {
     "json-ld": JSONLD,
     "rdfxml": RDFXML,
     "rdf": RDFXML,
+    "rdf+xml": RDFXML,
     "html": HTML,
 }
 
@@ -128,13 +129,38 @@ def negotiate(accept: str | None, offers: Sequence[Offer]) -> str | None:
 
 
 def by_format_name(name: str, offers: Sequence[Offer]) -> str | None:
-    """The offer a `format=` parameter names (a short name or a media type), if offered."""
+    """The offer a `format=` value names (a short name or a media type), if offered.
+
+    >>> by_format_name("json", GRAPH_OFFERS)  # JSON for a graph is JSON-LD
+    'application/ld+json'
+    """
     key = name.strip().lower()
-    media_type = FORMAT_NAMES.get(key, key)
-    for offer in offers:
-        if media_type == offer.media_type or media_type in offer.aliases:
-            return offer.media_type
+    for media_type in (FORMAT_NAMES.get(key, key), "application/json" if key == "json" else ""):
+        for offer in offers:
+            if media_type and (media_type == offer.media_type or media_type in offer.aliases):
+                return offer.media_type
     return None
+
+
+def choose(formats: Sequence[str], accept: str | None, offers: Sequence[Offer]) -> str | None:
+    """The media type to send: the first `format=` value that names an offer, else what
+    the Accept header prefers.
+
+    Values may be comma-separated lists, and unknown or empty ones are passed over: clients
+    such as SPARQLWrapper send `format=json&format=` or a list of media types, and always
+    an Accept header as well.
+
+    >>> choose(["rdf+xml", "application/rdf+xml"], "*/*", GRAPH_OFFERS)
+    'application/rdf+xml'
+    >>> choose(["docx"], "text/csv", RESULT_OFFERS)
+    'text/csv'
+    """
+    for value in formats:
+        for name in value.split(","):
+            found = by_format_name(name, offers) if name.strip() else None
+            if found is not None:
+                return found
+    return negotiate(accept, offers)
 
 
 def content_type(media_type: str) -> str:

@@ -278,22 +278,13 @@ class KgServer:
         )
 
     @staticmethod
-    def _types(request: Request, params: Params, shape: Shape) -> tuple[str | None, str | None]:
+    def _types(request: Request, params: Params) -> tuple[str | None, str | None]:
         """The results and graph media types the client takes (None: none acceptable)."""
-        name = params.one(_FORMAT_PARAM)
-        if name is not None:
-            results = conneg.by_format_name(name, conneg.RESULT_OFFERS)
-            graph = conneg.by_format_name(name, conneg.GRAPH_OFFERS)
-            if results is None and graph is None:
-                raise UsageError(
-                    f"format={name[:40]!r} is unknown; use one of: "
-                    + ", ".join(sorted(conneg.FORMAT_NAMES))
-                )
-            return results, graph
+        formats = params.all(_FORMAT_PARAM)
         accept = request.headers.get("accept")
         return (
-            conneg.negotiate(accept, conneg.RESULT_OFFERS),
-            conneg.negotiate(accept, conneg.GRAPH_OFFERS),
+            conneg.choose(formats, accept, conneg.RESULT_OFFERS),
+            conneg.choose(formats, accept, conneg.GRAPH_OFFERS),
         )
 
     async def _run_query(
@@ -310,7 +301,7 @@ class KgServer:
         if shape.is_update:
             raise self._read_only()
         self._check_targets(shape)
-        results_type, graph_type = self._types(request, params, shape)
+        results_type, graph_type = self._types(request, params)
         wanted = graph_type if shape.is_graph_query else results_type
         if shape.form is not None and wanted is None:
             offers = conneg.GRAPH_OFFERS if shape.is_graph_query else conneg.RESULT_OFFERS
@@ -379,11 +370,7 @@ class KgServer:
 
     def service_description(self, request: Request, params: Params) -> Response:
         accept = request.headers.get("accept")
-        fmt_name = params.one(_FORMAT_PARAM)
-        if fmt_name is not None:
-            media_type = conneg.by_format_name(fmt_name, conneg.PAGE_OFFERS)
-        else:
-            media_type = conneg.negotiate(accept, conneg.PAGE_OFFERS)
+        media_type = conneg.choose(params.all(_FORMAT_PARAM), accept, conneg.PAGE_OFFERS)
         if media_type == conneg.HTML:
             return RedirectResponse("/", status_code=303)
         if media_type is None:
@@ -521,13 +508,8 @@ class KgServer:
         if iri is None:
             raise NotFoundError(f"{request.url.path} names nothing here")
         params = Params(list(request.query_params.multi_items()))
-        fmt_name = params.one(_FORMAT_PARAM)
-        if fmt_name is not None:
-            media_type = conneg.by_format_name(fmt_name, conneg.PAGE_OFFERS)
-            if media_type is None:
-                raise UsageError(f"format={fmt_name[:40]!r} is unknown for an entity page")
-        else:
-            media_type = conneg.negotiate(request.headers.get("accept"), conneg.PAGE_OFFERS)
+        accept = request.headers.get("accept")
+        media_type = conneg.choose(params.all(_FORMAT_PARAM), accept, conneg.PAGE_OFFERS)
         if media_type is None:
             return _error(406, f"an entity is offered as {conneg.offered(conneg.PAGE_OFFERS)}")
         pool = self.running

@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 
 with warnings.catch_warnings():  # Starlette 1.0 nudges towards httpx2; httpx still works
-    warnings.simplefilter("ignore", DeprecationWarning)
+    warnings.filterwarnings("ignore", message=".*httpx2")
     from starlette.testclient import TestClient
 
 __all__ = ["TestClient"]  # re-exported for the tests, with the warning silenced once
@@ -38,6 +38,8 @@ SLOW_QUERY = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?
 HOSTILE_TITLE = "<script>alert('kg')</script> & \"Zoë\" <b>bold</b>"
 HOSTILE_SLUG = "hostile-title-test"
 NON_ASCII_AUTHOR = "Zoë Ábel"
+#: How `kg serve` exits after Ctrl-C: a clean shutdown, then the shell's 128 + SIGINT.
+STOPPED = 128 + signal.SIGINT
 
 
 def awkward_record(seed: dict[str, Any]) -> dict[str, Any]:

@@ -171,8 +171,16 @@ def test_format_parameter_overrides_accept(client: TestClient) -> None:
         "/sparql", params={"query": PAPERS, "format": "csv"}, headers={"Accept": "text/html"}
     )
     assert response.headers["content-type"] == "text/csv; charset=utf-8"
-    bad = client.get("/sparql", params={"query": PAPERS, "format": "docx"})
-    assert bad.status_code == 400 and "format" in bad.text
+    # Unknown and empty values are passed over (SPARQLWrapper sends `format=&format=…`).
+    unknown = client.get("/sparql", params=[("query", PAPERS), ("format", "docx"), ("format", "")])
+    assert unknown.headers["content-type"] == "application/sparql-results+json"
+    listed = client.get(
+        "/sparql",
+        params={"query": CONSTRUCT, "format": "application/ld+json,application/x-json+ld"},
+    )
+    assert listed.headers["content-type"] == "application/ld+json"
+    json_graph = client.get("/sparql", params={"query": CONSTRUCT, "format": "json"})
+    assert json_graph.headers["content-type"] == "application/ld+json"
 
 
 def test_unacceptable_accept_is_406_naming_the_offers(client: TestClient) -> None:
