@@ -21,7 +21,7 @@ from urllib.parse import quote
 from kg.errors import ParameterError
 from kg.queries import sparql_term
 from kg.results import SelectResult, Term, compact
-from kg.vocab import PREFIXES, RDF_NS
+from kg.vocab import PREFIXES, RDF_NS, XSD
 
 #: First path segments of kg's instance IRIs that resolve at the server.
 KINDS = (
@@ -238,7 +238,8 @@ class _Page:
         self.prefixes = {"": base, **PREFIXES}
 
     def short(self, iri: str) -> str:
-        return compact(Term("uri", iri), self.prefixes)
+        text = compact(Term("uri", iri), self.prefixes)
+        return text[1:-1] if text.startswith("<") else text
 
     def link(self, term: Term) -> str:
         """An IRI as a link: to this server for kg's IRIs, out for http(s), else plain text."""
@@ -260,14 +261,19 @@ class _Page:
         suffix = ""
         if term.lang:
             suffix = f' <span class="dt">@{_esc(term.lang)}</span>'
-        elif term.datatype:
+        elif term.datatype and term.datatype != XSD.string:
             suffix = f' <span class="dt">{_esc(self.short(term.datatype))}</span>'
         return f"{_esc(term.value)}{suffix}"
 
     def table(self, triples: list[Triple]) -> str:
+        """One row per property, its values one per line."""
+        by_property: dict[str, list[Term]] = {}
+        for _, p, o in triples:
+            by_property.setdefault(p.value, []).append(o)
         rows = "".join(
-            f'<tr><td class="p">{_esc(self.short(p.value))}</td><td>{self.value(o)}</td></tr>'
-            for _, p, o in triples
+            f'<tr><td class="p">{_esc(self.short(p))}</td>'
+            f"<td>{'<br>'.join(self.value(o) for o in values)}</td></tr>"
+            for p, values in by_property.items()
         )
         return f"<table>{rows}</table>"
 
@@ -294,6 +300,7 @@ def render_html(desc: Description, base: str, *, is_graph: bool = False) -> str:
         "<!doctype html>",
         '<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        '<link rel="icon" href="data:,">',
         f"<title>{_esc(title)} · kg</title>",
         *(
             f'<link rel="alternate" type="{t}" href="?format={f}">'

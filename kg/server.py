@@ -62,6 +62,8 @@ _GRAPH_FORMAT_NAMES = {
     conneg.JSONLD: "jsonld",
     conneg.RDFXML: "rdfxml",
 }
+#: Linked Data pages run no script and load nothing (the icon is an empty data: URL).
+_PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 _SD = "http://www.w3.org/ns/sparql-service-description#"
 _FORMATS = "http://www.w3.org/ns/formats/"
 _IRI_FORBIDDEN = frozenset('<>"{}|^`\\ \t\r\n')
@@ -542,7 +544,7 @@ class KgServer:
                     media_type="text/html; charset=utf-8",
                     headers={
                         "Vary": "Accept",
-                        "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'",
+                        "Content-Security-Policy": _PAGE_CSP,
                         "X-Content-Type-Options": "nosniff",
                     },
                 )
@@ -563,7 +565,7 @@ class KgServer:
             except KgError:
                 text = q.sparql
             examples.append({"name": q.name, "summary": q.summary, "query": text.strip() + "\n"})
-        data = json.dumps(examples, ensure_ascii=True)
+        data = json.dumps({"examples": examples, "prefixes": PREFIXES}, ensure_ascii=True)
         # Inside <script type="application/json"> only "</" could end the block early.
         data = data.replace("</", "<\\/").replace("<!--", "<\\!--")
         return template.replace("{{EXAMPLES_JSON}}", data)

@@ -689,9 +689,10 @@ def test_index_page_vendors_yasgui_and_lists_the_named_queries(client: TestClien
     assert '<script src="/static/yasgui/yasgui.min.js"></script>' in page.text
     start = page.text.index('id="kg-examples-data">') + len('id="kg-examples-data">')
     data = json.loads(page.text[start : page.text.index("</script>", start)])
-    assert [e["name"] for e in data] == sorted(load_queries())
+    assert [e["name"] for e in data["examples"]] == sorted(load_queries())
+    assert data["prefixes"]["kg"] == KG
     # Examples come with their example parameters bound, ready to run.
-    author = next(e for e in data if e["name"] == "papers-by-author")
+    author = next(e for e in data["examples"] if e["name"] == "papers-by-author")
     assert "VALUES" in author["query"] and f"<{BASE}author/goro-kobayashi>" in author["query"]
     js = client.get("/static/yasgui/yasgui.min.js")
     assert js.status_code == 200 and "javascript" in js.headers["content-type"]

@@ -1,7 +1,8 @@
 // kg's query page: YASGUI against this server's /sparql, with the named queries as examples.
 (function () {
   "use strict";
-  var examples = JSON.parse(document.getElementById("kg-examples-data").textContent);
+  var data = JSON.parse(document.getElementById("kg-examples-data").textContent);
+  var examples = data.examples;
   var endpoint = new URL("/sparql", window.location.href).toString();
   var fallback =
     "PREFIX kg: <https://w3id.org/kg/ontology#>\n" +
@@ -13,6 +14,7 @@
     copyEndpointOnNewTab: true,
     persistenceId: null,
     yasqe: { value: fallback },
+    yasr: { prefixes: data.prefixes },
   });
   var select = document.getElementById("kg-examples");
   var summary = document.getElementById("kg-summary");

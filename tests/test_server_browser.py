@@ -1,0 +1,135 @@
+"""The query page in a real headless Chromium (Debian's `chromium`, driven by Playwright).
+
+It loads the vendored YASGUI from `kg serve` with no other network, runs the default query
+and a named-query example, and finds the results in the DOM; it also follows a link on a
+Linked Data page. Set KG_SCREENSHOT=docs/serve-page.png to refresh the screenshot in docs/.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kg.store import GraphStore
+from tests.query_data import build
+from tests.serve_support import STOPPED, ServeProcess
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(
+        not CHROMIUM.exists(), reason="needs Debian's chromium: apt-get install -y chromium"
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory, seed_paths: list[Path]) -> Iterator[str]:
+    path = tmp_path_factory.mktemp("browser") / "store"
+    with GraphStore.open(path) as store:
+        build(store, [str(p) for p in seed_paths])
+    proc = ServeProcess(["--store", str(path)], ["--workers", "2"])
+    try:
+        yield proc.url
+    finally:
+        code, log = proc.stop()
+        assert code == STOPPED and "Traceback" not in log, log
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    playwright = pytest.importorskip("playwright.sync_api")
+    with playwright.sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@pytest.fixture
+def page(browser: Any, server: str) -> Iterator[Any]:
+    page = browser.new_page(viewport={"width": 1280, "height": 860})
+    page.problems = []
+    page.on("pageerror", lambda exc: page.problems.append(f"page error: {exc}"))
+    page.on(
+        "console",
+        lambda msg: page.problems.append(f"console: {msg.text}") if msg.type == "error" else None,
+    )
+
+    def offline(request: Any) -> None:  # the page must work with no network but the server
+        if not request.url.startswith((server, "data:")):
+            page.problems.append(f"request to another host: {request.url}")
+
+    page.on("request", offline)
+    try:
+        yield page
+    finally:
+        page.close()
+
+
+def test_the_query_page_runs_queries_and_shows_results(page: Any, server: str) -> None:
+    page.goto(f"{server}/")
+    page.wait_for_selector(".yasqe .CodeMirror")
+    # The default query lists papers with their titles.
+    page.click(".yasqe_queryButton")
+    page.wait_for_selector(".yasr table tbody tr td", timeout=30_000)
+    table = page.inner_text(".yasr table")
+    assert "Attention is Not Only a Weight" in table
+    assert "Self-Attention Attribution" in table
+    # A named query, preloaded as an example with its example parameter bound.
+    names = page.eval_on_selector_all("#kg-examples option", "os => os.map(o => o.textContent)")
+    assert "papers-by-author" in names and "shared-methods" in names
+    page.select_option("#kg-examples", label="papers-by-author")
+    assert "goro-kobayashi" in page.eval_on_selector(
+        ".yasqe .CodeMirror", "e => e.CodeMirror.getValue()"
+    )
+    page.click(".yasqe_queryButton")
+    page.wait_for_function(
+        "() => document.querySelector('.yasr').innerText.includes('position')",
+        timeout=30_000,
+    )
+    rows = page.inner_text(".yasr table tbody")
+    assert "Attention is Not Only a Weight" in rows and "Self-Attention" not in rows
+    assert "papers-by-author:" in page.inner_text("#kg-summary")
+    shot = os.environ.get("KG_SCREENSHOT")
+    if shot:
+        page.screenshot(path=shot)
+    assert page.problems == []
+
+
+def test_a_syntax_error_shows_the_parsers_message(page: Any, server: str) -> None:
+    page.goto(f"{server}/")
+    page.wait_for_selector(".yasqe .CodeMirror")
+    page.eval_on_selector(".yasqe .CodeMirror", "e => e.CodeMirror.setValue('SELECT * WHERE {')")
+    page.click(".yasqe_queryButton")
+    page.wait_for_function(
+        "() => document.querySelector('.yasr').innerText.includes('does not parse')",
+        timeout=30_000,
+    )
+    # The only console error is the failed request itself (the 400 the page reports).
+    assert all("400" in p for p in page.problems), page.problems
+
+
+def test_linked_data_pages_link_to_their_neighbours(page: Any, server: str) -> None:
+    page.goto(f"{server}/paper/self-attention-attribution-interpreting")
+    assert "Self-Attention Attribution" in page.inner_text("h1")
+    page.click("a[href='/author/yaru-hao']")
+    page.wait_for_selector("h1")
+    assert page.inner_text("h1") == "Yaru Hao"
+    assert page.url == f"{server}/author/yaru-hao"
+    assert page.problems == []
