@@ -1,0 +1,458 @@
+"""Exports: the store, one graph, or a CONSTRUCT result, in every standard RDF format.
+
+Order. The output is sorted, so the same graph gives the same bytes whichever store holds
+it and in whatever order it was loaded. Dataset formats (N-Quads, TriG) write the default
+graph, then the named graphs by IRI, each graph's triples sorted by their N-Triples text.
+Formats without named graphs (N-Triples, Turtle, RDF/XML, JSON-LD) write the union of all
+graphs as one sorted run: equal triples from different graphs meet and are written once,
+and each subject's triples come together (one Turtle block, one JSON-LD object per entity,
+even when several graphs describe it).
+
+Memory. Oxigraph writes each graph's N-Triples natively into a sorter that keeps at most
+the sort budget in memory and spills sorted runs to temporary files, merged at the end; so
+memory is bounded by the budget, not by the store (temporary disk space is not: up to the
+size of the uncompressed output).
+
+The journal graph is never exported, nor the graphs a batch in flight has listed in it
+(a read-only snapshot taken mid-ingest sees them half-written).
+"""
+
+from __future__ import annotations
+
+import bisect
+import gzip as gz
+import hashlib
+import itertools
+import os
+import re
+import tempfile
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from kg.errors import NotFoundError, ParameterError, StoreError, UsageError
+from kg.jsonld import JsonLdWriter
+from kg.resources import exports_dir
+from kg.results import GraphResult, Term
+from kg.store import (
+    JOURNAL_GRAPH,
+    BinaryWriter,
+    GraphStore,
+    parse_triples,
+    serialize_lines,
+)
+from kg.terms import is_absolute_iri
+from kg.vocab import PREFIXES
+
+#: Bytes of N-Triples sorted in memory before sorted runs spill to temporary files.
+DEFAULT_SORT_BUDGET = 64 * 1024 * 1024
+_BATCH_LINES = 20_000
+
+
+@dataclass(frozen=True)
+class ExportFormat:
+    name: str
+    extension: str
+    media_type: str
+    dataset: bool  # holds named graphs
+
+
+FORMATS: dict[str, ExportFormat] = {
+    f.name: f
+    for f in (
+        ExportFormat("turtle", "ttl", "text/turtle", False),
+        ExportFormat("ntriples", "nt", "application/n-triples", False),
+        ExportFormat("nquads", "nq", "application/n-quads", True),
+        ExportFormat("trig", "trig", "application/trig", True),
+        ExportFormat("rdfxml", "rdf", "application/rdf+xml", False),
+        ExportFormat("jsonld", "jsonld", "application/ld+json", False),
+    )
+}
+_ALIASES = {
+    "ttl": "turtle",
+    "nt": "ntriples",
+    "n-triples": "ntriples",
+    "nq": "nquads",
+    "n-quads": "nquads",
+    "rdf": "rdfxml",
+    "xml": "rdfxml",
+    "rdf/xml": "rdfxml",
+    "json-ld": "jsonld",
+}
+
+
+def export_format(name: str) -> ExportFormat:
+    key = name.lower().strip()
+    fmt = FORMATS.get(_ALIASES.get(key, key))
+    if fmt is None:
+        raise UsageError(f"unknown export format {name!r}; use one of: {', '.join(FORMATS)}")
+    return fmt
+
+
+@dataclass
+class ExportReport:
+    format: str
+    statements: int = 0  # triples, or quads for N-Quads and TriG
+    graphs: int = 0
+    skipped_graphs: list[str] = field(default_factory=list)
+    path: Path | None = None
+    bytes: int = 0
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "format": self.format,
+            "path": None if self.path is None else str(self.path),
+            "statements": self.statements,
+            "graphs": self.graphs,
+            "bytes": self.bytes,
+            "seconds": round(self.seconds, 3),
+            "skipped_graphs": self.skipped_graphs,
+        }
+
+
+# --- sorting one graph -----------------------------------------------------------------------
+
+
+class _Sorter:
+    """A file-like sink for Oxigraph's native N-Triples that gives the lines back sorted.
+
+    Up to `budget` bytes are sorted in memory; beyond that, sorted runs spill to temporary
+    files. Sorting bytes sorts by code point (UTF-8 keeps the order). N-Triples escapes
+    line breaks inside literals, so every b"\n" ends a line.
+    """
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self.parts: list[bytes] = []
+        self.size = 0  # bytes held in memory
+        self.total = 0  # bytes written
+        self.runs: list[IO[bytes]] = []
+
+    def write(self, data: bytes) -> int:
+        self.parts.append(bytes(data))
+        self.size += len(data)
+        self.total += len(data)
+        if self.size >= self.budget:
+            self._spill()
+        return len(data)
+
+    def flush(self) -> None:
+        pass
+
+    def _take_lines(self, final: bool) -> list[bytes]:
+        data = b"".join(self.parts)
+        cut = len(data) if final else data.rfind(b"\n") + 1
+        rest = data[cut:]
+        self.parts, self.size = ([rest], len(rest)) if rest else ([], 0)
+        lines = data[:cut].splitlines(keepends=True)  # bytes split only at \n and \r
+        lines.sort()
+        return lines
+
+    def _spill(self) -> None:
+        lines = self._take_lines(final=False)
+        if lines:
+            run = tempfile.TemporaryFile()  # noqa: SIM115 (closed after the merge)
+            run.writelines(lines)
+            run.seek(0)
+            self.runs.append(run)
+
+    def batches(self) -> Iterator[list[bytes]]:
+        """The sorted lines, in batches."""
+        tail = self._take_lines(final=True)
+        if not self.runs:
+            for i in range(0, len(tail), _BATCH_LINES):
+                yield tail[i : i + _BATCH_LINES]
+            return
+        try:
+            yield from _merge(
+                self.runs, tail, max(self.budget // (2 * len(self.runs) + 2), 1 << 16)
+            )
+        finally:
+            for run in self.runs:
+                run.close()
+
+
+def _merge(runs: list[IO[bytes]], tail: list[bytes], hint: int) -> Iterator[list[bytes]]:
+    """Merge sorted runs a block at a time: take from every buffer the lines up to the
+    smallest buffer's last line and sort them together (Timsort merges sorted pieces in C,
+    far faster than `heapq.merge` line by line). Unread lines of a run are never below its
+    buffer's last line, so each block precedes everything still unread."""
+    files: list[IO[bytes] | None] = [*runs, None]
+    buffers = [run.readlines(hint) for run in runs] + [tail]
+    while True:
+        live = [i for i, buf in enumerate(buffers) if buf]
+        if not live:
+            return
+        bound = min(buffers[i][-1] for i in live)
+        block: list[bytes] = []
+        for i in live:
+            buf = buffers[i]
+            cut = bisect.bisect_right(buf, bound)
+            block += buf[:cut]
+            buffers[i] = buf[cut:]
+            source = files[i]
+            if not buffers[i] and source is not None:
+                buffers[i] = source.readlines(hint)
+        block.sort()
+        yield block
+
+
+# --- which graphs --------------------------------------------------------------------------
+
+
+@dataclass
+class _Graphs:
+    """The graphs an export reads, in export order (None is the default graph)."""
+
+    order: list[str | None]
+    skipped: list[str]
+
+
+def _graphs(store: GraphStore, graph: str | None) -> _Graphs:
+    if graph is not None:
+        if graph == JOURNAL_GRAPH:
+            raise UsageError("the journal graph is kg's own bookkeeping and is never exported")
+        if not store.has_graph(graph):
+            raise NotFoundError(
+                f"the store has no graph <{graph}>; list the graphs with "
+                "kg sparql 'SELECT DISTINCT ?g WHERE { GRAPH ?g {} } ORDER BY ?g'"
+            )
+        if graph in store.pending_graphs():
+            raise StoreError(
+                f"<{graph}> is being written by an ingest right now; export it when that ends"
+            )
+        return _Graphs([graph], [])
+    pending = store.pending_graphs()
+    names = sorted(g for g in store.named_graphs() if g not in pending)
+    return _Graphs([None, *names], sorted(pending))
+
+
+class _Reader:
+    """Reads the graphs as sorted N-Triples and hands them out as chunks of whole lines,
+    counting the statements it hands out."""
+
+    def __init__(self, store: GraphStore, graphs: _Graphs, budget: int) -> None:
+        self.store = store
+        self.graphs = graphs
+        self.budget = budget
+        self.statements = 0
+        self.nonempty = 0
+
+    def quads(self) -> Iterator[bytes]:
+        """N-Quads, graph by graph, each graph's lines sorted."""
+        for graph in self.graphs.order:
+            sorter = _Sorter(self.budget)
+            self.store.graph_ntriples(graph, sorter)
+            if not sorter.total:
+                continue
+            self.nonempty += 1
+            suffix = b" .\n" if graph is None else f" <{graph}> .\n".encode()
+            for batch in sorter.batches():
+                self.statements += len(batch)
+                # Every line ends with b" .\n" and nothing else can: literals escape \n.
+                yield b"".join(batch).replace(b" .\n", suffix)
+
+    def union(self) -> Iterator[bytes]:
+        """N-Triples of the union of the graphs, sorted, each triple once.
+
+        All graphs feed one sort, so equal triples from different graphs end up adjacent
+        (and are written once) and each subject's triples end up together.
+        """
+        sorter = _Sorter(self.budget)
+        for graph in self.graphs.order:
+            before = sorter.total
+            self.store.graph_ntriples(graph, sorter)
+            self.nonempty += sorter.total > before
+        previous = b""
+        for batch in sorter.batches():
+            kept = list(dict.fromkeys(batch))  # sorted, so duplicates are neighbours
+            if kept and kept[0] == previous:
+                del kept[0]
+            if kept:
+                previous = kept[-1]
+                self.statements += len(kept)
+                yield b"".join(kept)
+
+
+# --- writing ---------------------------------------------------------------------------------
+
+
+def _write_jsonld(out: BinaryWriter, chunks: Iterable[bytes]) -> None:
+    writer = JsonLdWriter(out)
+    triples = itertools.chain.from_iterable(parse_triples(chunk) for chunk in chunks)
+    for subject, group in itertools.groupby(triples, key=lambda t: t[0]):
+        writer.node(subject, ((p, o) for _, p, o in group))
+    writer.close()
+
+
+def export(
+    store: GraphStore,
+    out: BinaryWriter,
+    fmt: str,
+    *,
+    graph: str | None = None,
+    sort_budget: int = DEFAULT_SORT_BUDGET,
+) -> ExportReport:
+    """Write the store (or the named graph `graph`) to `out` in `fmt`, deterministically."""
+    start = time.perf_counter()
+    spec = export_format(fmt)
+    graphs = _graphs(store, graph)
+    reader = _Reader(store, graphs, sort_budget)
+    if spec.name == "nquads":
+        for chunk in reader.quads():
+            out.write(chunk)
+    elif spec.name == "ntriples":
+        for chunk in reader.union():
+            out.write(chunk)
+    elif spec.name == "trig":
+        serialize_lines(reader.quads(), out, "trig", dataset=True, prefixes=PREFIXES)
+    elif spec.name == "jsonld":
+        _write_jsonld(out, reader.union())
+    else:
+        serialize_lines(reader.union(), out, spec.name, prefixes=PREFIXES)
+    return ExportReport(
+        format=spec.name,
+        statements=reader.statements,
+        graphs=reader.nonempty,
+        skipped_graphs=graphs.skipped,
+        seconds=time.perf_counter() - start,
+    )
+
+
+# --- subsets: CONSTRUCT queries --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Subset:
+    """A CONSTRUCT query ready to run: its name (for the file name), text and bindings."""
+
+    name: str
+    sparql: str
+    substitutions: Mapping[str, Term] = field(default_factory=dict)
+
+
+def subset_query(spec: str, params: Mapping[str, str], base_iri: str) -> Subset:
+    """`NAME` (a named query in queries/) or `@file.rq`, with its parameters bound.
+
+    A file that starts with a `#+` header is read as a named query (so it takes --param);
+    any other file is plain SPARQL.
+    """
+    from kg.queries import bind, find_query, parse_query, prepare_local
+
+    if spec.startswith("@"):
+        path = Path(spec[1:])
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"{path}: cannot read the query file: {exc}") from None
+        if not text.lstrip().startswith("#+"):
+            if params:
+                raise ParameterError(
+                    f"{path} declares no parameters (no '#+ params:' header), so --param "
+                    "cannot bind anything; write the values into the query"
+                )
+            return Subset(_file_stem(path.stem), text)
+        query = parse_query(text, path)
+        name = _file_stem(path.stem)
+    else:
+        query = find_query(spec)
+        name = query.name
+    prepared = prepare_local(query.sparql, bind(query, params, base_iri))
+    return Subset(name, prepared.sparql, prepared.substitutions)
+
+
+def construct(store: GraphStore, subset: Subset) -> GraphStore:
+    """Run a CONSTRUCT (or DESCRIBE) query; its result as a fresh in-memory store."""
+    result = store.query(subset.sparql, substitutions=dict(subset.substitutions))
+    if not isinstance(result, GraphResult):
+        raise UsageError(
+            f"--query {subset.name}: export needs a CONSTRUCT or DESCRIBE query, "
+            "which returns a graph; this one returns rows (use kg query or kg sparql for it)"
+        )
+    graph = GraphStore.memory()
+    graph.load(result.ntriples.encode("utf-8"), "ntriples")
+    return graph
+
+
+# --- files -----------------------------------------------------------------------------------
+
+
+def _file_stem(text: str) -> str:
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.") or "graph"
+    if len(stem) > 120:  # file names have a length limit; keep them unique with a hash
+        stem = f"{stem[:100]}-{hashlib.sha1(text.encode()).hexdigest()[:12]}"
+    return stem
+
+
+def resolve_graph(graph: str, base_iri: str) -> str:
+    """A graph IRI, or a key under the base (`graph/entities`) made into one."""
+    text = graph.strip()
+    if is_absolute_iri(text):
+        return text
+    return base_iri + text.lstrip("/")
+
+
+def default_path(
+    fmt: str,
+    *,
+    compress: bool = False,
+    graph: str | None = None,
+    query: str | None = None,
+    base_iri: str = "",
+) -> Path:
+    """Where an export goes unless told: exports/kg.<ext>, or named after the graph/query."""
+    spec = export_format(fmt)
+    stem = "kg"
+    if query is not None:
+        stem = f"query-{_file_stem(query)}"
+    elif graph is not None:
+        key = graph[len(base_iri) :] if base_iri and graph.startswith(base_iri) else graph
+        stem = f"kg-{_file_stem(key)}"
+    return exports_dir() / f"{stem}.{spec.extension}{'.gz' if compress else ''}"
+
+
+@contextmanager
+def output_stream(out: IO[bytes], compress: bool) -> Iterator[BinaryWriter]:
+    """`out` itself, or a gzip stream over it with no file name or time in its header (so
+    the same graph gives the same bytes), closed at the end."""
+    if not compress:
+        yield out
+        return
+    with gz.GzipFile(filename="", mode="wb", fileobj=out, mtime=0, compresslevel=6) as zipped:
+        yield zipped
+
+
+def export_file(
+    store: GraphStore,
+    fmt: str,
+    path: Path,
+    *,
+    compress: bool = False,
+    graph: str | None = None,
+    sort_budget: int = DEFAULT_SORT_BUDGET,
+) -> ExportReport:
+    """Export into `path`, atomically: a failed export leaves any earlier file in place."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.{os.getpid()}.part")
+    try:
+        with (
+            open(partial, "wb", buffering=1 << 20) as raw,
+            output_stream(raw, compress) as stream,
+        ):
+            report = export(store, stream, fmt, graph=graph, sort_budget=sort_budget)
+        os.replace(partial, path)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    report.path = path
+    report.bytes = path.stat().st_size
+    return report
+
+
+def check_destination(path: Path) -> None:
+    if path.is_dir():
+        raise UsageError(f"--out {path} is a directory; give a file name (or - for stdout)")
