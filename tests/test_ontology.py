@@ -20,8 +20,11 @@ from rdflib.compare import isomorphic
 from rdflib.namespace import OWL, RDF, RDFS
 
 from kg.identity import Iris
+from kg.ingest import ingest
 from kg.mapping import Context, map_record
+from kg.store import GraphStore
 from kg.vocab import KG_NS, KG_TERMS, XSD_NS
+from tests import dump_samples
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -38,14 +41,6 @@ DCTERMS = rdflib.Namespace("http://purl.org/dc/terms/")
 SKOS = rdflib.Namespace("http://www.w3.org/2004/02/skos/core#")
 # The store writes this flag in its journal; the mapping never emits it.
 STORE_ONLY = {"pendingLoad"}
-# Emitted by the dump mappings (kg/dumps.py, issue 3): exercised here once they land.
-DUMP_TERMS_PENDING = {
-    "Area", "Collection", "DataLoader", "Dump", "DumpEntry", "Leaderboard", "area",
-    "codeSnippet", "dataLoader", "dumpKind", "dumpName", "fullName", "inCollection",
-    "inLeaderboard", "introducedDate", "introducedYear", "language", "leaderboardMetric",
-    "modality", "paperCount", "parentCollection", "sourceTitle", "sourceUrl", "subdatasetOf",
-    "subtaskOf", "usedForTask", "usesAdditionalData", "variant",
-}  # fmt: skip
 
 #: A record that exercises the fields the seeds leave empty (results, introduced methods
 #: and datasets, code-link paths, reach statuses, JSON blobs, samples without a hash).
@@ -184,8 +179,25 @@ def seed_graph(seed_nquads: str) -> rdflib.Graph:
 
 
 @pytest.fixture(scope="module")
-def full_graph(seed_nquads: str) -> rdflib.Graph:
-    return union_of(seed_nquads + map_to_nquads(FULL_RECORD, source_file="full.json"))
+def full_graph(seed_nquads: str, tmp_path_factory: pytest.TempPathFactory) -> rdflib.Graph:
+    return union_of(
+        seed_nquads
+        + map_to_nquads(FULL_RECORD, source_file="full.json")
+        + dumps_nquads(tmp_path_factory.mktemp("dumps"))
+    )
+
+
+def dumps_nquads(directory: Path) -> str:
+    """The five dump kinds (tests/dump_samples.py), ingested as `kg ingest` would."""
+    store = GraphStore.memory()
+    report = ingest(
+        store,
+        [str(p) for p in dump_samples.write_all(directory)],
+        base_iri=BASE,
+        snapshot="2025-07-28",
+    )
+    assert report.rejected == 0, report.errors
+    return "".join(store.quads_nquads())
 
 
 @pytest.fixture(scope="module")
@@ -289,7 +301,7 @@ def test_mapping_uses_only_declared_terms(
 def test_mapping_exercises_every_term(full_graph: rdflib.Graph) -> None:
     """Seeds plus the full record use every term the code defines (except store-only ones)."""
     used = {kg_local(n) for triple in full_graph for n in triple} - {None}
-    unused = sorted(KG_TERMS - STORE_ONLY - DUMP_TERMS_PENDING - used)
+    unused = sorted(KG_TERMS - STORE_ONLY - used)
     assert not unused, f"no mapped data uses {unused}: extend FULL_RECORD or drop the term"
 
 
