@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -26,7 +27,7 @@ from kg.export import (
 )
 from kg.queries import parse_assignments
 from kg.resources import exports_dir
-from kg.store import GraphStore
+from kg.store import GraphStore, iri_error
 
 
 def _summary(report: ExportReport, where: str) -> str:
@@ -170,7 +171,6 @@ def void_command(
 ) -> None:
     """Describe the dataset in VoID: triples, entities per class, properties, vocabularies,
     example resources, dump locations and licence. Its counts match kg stats."""
-    from kg.terms import is_absolute_iri
     from kg.void import describe, dump_files, dump_urls
 
     spec = export_format(fmt)
@@ -178,8 +178,8 @@ def void_command(
         raise UsageError(f"a VoID description is one graph; --format {spec.name} is for datasets")
     given = [*(dump or []), *(u for u in (dumps_url, sparql_endpoint) if u is not None)]
     for url in given:
-        if not is_absolute_iri(url):
-            raise UsageError(f"{url!r} is not an absolute URL (it needs a scheme, like https:)")
+        if not re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", url) or iri_error(url):
+            raise UsageError(f"{url!r} is not an absolute URL (like https://example.org/kg.nt.gz)")
     urls = list(dump or [])
     if not urls:
         found = dump_files(exports_dir())
