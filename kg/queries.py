@@ -17,17 +17,14 @@ A query file starts with a block of `#+ ` lines that, with the prefix taken off,
 
 The rest is SPARQL. A parameter `author` binds the variable `?author`. Values become RDF
 terms (`kg.results.Term`) and never enter the query text as text: they are serialised
-here, escaped for SPARQL, into a one-row `VALUES` block that opens the WHERE group. That is
-what a remote endpoint receives, and by default what the embedded store runs too.
-pyoxigraph's `substitutions` are the other local binding (`binding="substitutions"`), but
-its planner does not see them: measured on the named queries, a selective parameter bound
-that way ran 20-300 times slower than the same VALUES block (docs/performance.md).
+here, escaped for SPARQL, into one-row `VALUES` blocks, one opening the WHERE group and one
+in each nested group (UNION branch, OPTIONAL, subquery …) that uses the variable, so the
+value reaches every part of the query as a substitution would. That text is what a remote
+endpoint receives, and by default what the embedded store runs too. pyoxigraph's
+`substitutions` are the other local binding (`binding="substitutions"`), but its planner
+does not see them: a selective parameter bound that way ran 20-300 times slower than the
+same VALUES blocks (docs/performance.md). The tests run every query both ways and compare.
 A parameter that is neither given nor defaulted stays unbound, so it matches anything.
-
-Parameters are bound as if the query began with them, so a query file must use each
-parameter variable only in its top-level group (and the groups, OPTIONALs and FILTERs
-nested in it), never inside a subquery or a MINUS, where a `VALUES` block and a
-substitution would differ. The tests run every query both ways and compare.
 """
 
 from __future__ import annotations
@@ -443,65 +440,134 @@ def sparql_term(term: Term) -> str:
 
 _IRIREF = re.compile(r'<[^<>"{}|^`\\\x00-\x20]*>')
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_FORMS = ("SELECT", "ASK", "DESCRIBE", "CONSTRUCT")
 
 
-def _where_brace(sparql: str) -> int:
-    """The index of the `{` that opens the query's WHERE group.
+@dataclass(frozen=True)
+class _Token:
+    kind: str  # "word" (a bare keyword or name), "var", "{", "}"
+    text: str  # the word upper-cased, or the variable's name
+    at: int
+    depth: int  # braces open before it
 
-    A small scanner that skips comments, strings and IRIs. The WHERE group is the first
-    top-level `{` after a top-level WHERE keyword, or, as WHERE is optional for SELECT, ASK
-    and DESCRIBE, the first top-level `{` after the query form keyword.
-    """
+
+def _tokens(sparql: str) -> list[_Token]:
+    """The braces, bare words and variables of a query, skipping comments, strings and IRIs."""
+    out: list[_Token] = []
     i, n, depth = 0, len(sparql), 0
-    form: str | None = None
-    seen_where = template_seen = False
     while i < n:
         ch = sparql[i]
         if ch == "#":
             end = sparql.find("\n", i)
             i = n if end < 0 else end + 1
-            continue
-        if ch in "\"'":
+        elif ch in "\"'":
             quote = ch * 3 if sparql.startswith(ch * 3, i) else ch
             j = i + len(quote)
             while j < n and not sparql.startswith(quote, j):
                 j += 2 if sparql[j] == "\\" else 1
             i = j + len(quote)
-            continue
-        if ch == "<":
+        elif ch == "<":
             m = _IRIREF.match(sparql, i)
             i = m.end() if m else i + 1
-            continue
-        if ch in "?$":  # a variable: its name is no keyword
+        elif ch in "?$":
             m = _WORD.match(sparql, i + 1)
+            if m:
+                out.append(_Token("var", m.group(0), i, depth))
             i = m.end() if m else i + 1
-            continue
-        if ch == "{":
-            if depth == 0 and (seen_where or form in ("SELECT", "ASK", "DESCRIBE")):
-                return i
-            template_seen = template_seen or form == "CONSTRUCT"
+        elif ch == "{":
+            out.append(_Token("{", ch, i, depth))
             depth += 1
+            i += 1
         elif ch == "}":
             depth -= 1
+            out.append(_Token("}", ch, i, depth))
+            i += 1
         elif ch.isalpha() or ch == "_":
             m = _WORD.match(sparql, i)
             assert m is not None
-            word = m.group(0).upper()
             prefixed = m.end() < n and sparql[m.end()] == ":"
-            if depth == 0 and not prefixed and (i == 0 or sparql[i - 1] not in ":."):
-                if word in ("SELECT", "ASK", "DESCRIBE", "CONSTRUCT") and form is None:
-                    form = word
-                elif word == "WHERE" and form is not None:
-                    if form == "CONSTRUCT" and not template_seen:
-                        raise ParameterError(
-                            "the short form CONSTRUCT WHERE { … } cannot take parameters; "
-                            "write CONSTRUCT { template } WHERE { … }"
-                        )
-                    seen_where = True
+            if not prefixed and (i == 0 or sparql[i - 1] not in ":."):
+                out.append(_Token("word", m.group(0).upper(), i, depth))
             i = m.end()
+        else:
+            i += 1
+    return out
+
+
+def _group_end(tokens: list[_Token], k: int) -> int:
+    """The index of the `}` that closes the `{` at tokens[k]."""
+    depth = tokens[k].depth
+    for j in range(k + 1, len(tokens)):
+        if tokens[j].kind == "}" and tokens[j].depth == depth:
+            return j
+    raise ParameterError("the query's braces do not balance")
+
+
+def _variables(tokens: list[_Token], start: int, end: int) -> set[str]:
+    return {t.text for t in tokens[start:end] if t.kind == "var"}
+
+
+def _groups(sparql: str) -> list[tuple[int, set[str] | None]]:
+    """Every graph pattern group of a query: where it opens (text index just past its `{`)
+    and which variables it mentions (None for the query's own WHERE group, which takes all).
+
+    Skipped: VALUES data blocks, a CONSTRUCT template, and the `{` that wraps a subquery.
+    The WHERE group of a subquery counts the variables of the whole subquery, so that one
+    used only in its GROUP BY or HAVING is bound there too.
+    """
+    tokens = _tokens(sparql)
+    form = next((t for t in tokens if t.kind == "word" and t.text in _FORMS), None)
+    if form is None or form.depth != 0:
+        raise ParameterError("cannot find the query form (SELECT, ASK, CONSTRUCT, DESCRIBE)")
+    groups: list[tuple[int, set[str] | None]] = []
+    scope_of: dict[int, int] = {}  # depth of a subquery's SELECT -> token index of its end
+    pending_select: set[int] = set()  # depths where a subquery's SELECT awaits its WHERE
+    skip_until = -1
+    values_pending = seen_where = False
+    for k, tok in enumerate(tokens):
+        if k <= skip_until:
             continue
-        i += 1
-    raise ParameterError("cannot find the query's WHERE clause to bind parameters into")
+        if tok.kind == "word":
+            if tok.text == "VALUES":
+                values_pending = True
+            elif tok.text == "WHERE" and tok.depth == 0:
+                seen_where = True
+            elif tok.text == "SELECT" and tok.depth > 0:
+                pending_select.add(tok.depth)
+            continue
+        if tok.kind != "{":
+            continue
+        if values_pending:  # a VALUES data block
+            values_pending = False
+            skip_until = _group_end(tokens, k)
+            continue
+        if tok.depth == 0 and form.text == "CONSTRUCT" and not seen_where:
+            skip_until = _group_end(tokens, k)  # the template
+            continue
+        if tok.depth == 0 and form.text == "CONSTRUCT" and not groups:
+            previous = tokens[k - 2] if k >= 2 else None
+            if previous is not None and previous.kind == "word" and previous.text == "CONSTRUCT":
+                raise ParameterError(
+                    "the short form CONSTRUCT WHERE { … } cannot take parameters; "
+                    "write CONSTRUCT { template } WHERE { … }"
+                )
+        end = _group_end(tokens, k)
+        nxt = tokens[k + 1] if k + 1 < len(tokens) else None
+        if nxt is not None and nxt.kind == "word" and nxt.text == "SELECT":
+            scope_of[tok.depth + 1] = end  # `{ SELECT … }`: the subquery's extent
+            continue
+        if tok.depth == 0:
+            if groups:
+                raise ParameterError("the query has more than one top-level group")
+            groups.append((tok.at + 1, None))
+        elif tok.depth in pending_select:  # a subquery's WHERE group
+            pending_select.discard(tok.depth)
+            groups.append((tok.at + 1, _variables(tokens, k, scope_of.get(tok.depth, end))))
+        else:
+            groups.append((tok.at + 1, _variables(tokens, k, end)))
+    if not groups or groups[0][1] is not None:
+        raise ParameterError("cannot find the query's WHERE clause to bind parameters into")
+    return groups
 
 
 def values_block(bindings: Mapping[str, Term]) -> str:
@@ -512,14 +578,29 @@ def values_block(bindings: Mapping[str, Term]) -> str:
 
 
 def with_values(sparql: str, bindings: Mapping[str, Term]) -> str:
-    """The query with `bindings` as a one-row VALUES block opening its WHERE group."""
+    """The query with `bindings` as one-row VALUES blocks.
+
+    A block opens the query's WHERE group with every binding, and every nested group
+    (UNION branch, OPTIONAL, MINUS, EXISTS, GRAPH, a subquery's WHERE) that mentions one of
+    the variables gets a block with those. The extra blocks change no answer, since the
+    variable already holds that one value, but they give the value to each part of the
+    query the way a substitution would: planners use it (a VALUES block outside a UNION or
+    a subquery is not pushed into it), and a MINUS or a subquery sees it.
+    """
     if not bindings:
         return sparql
     for name in bindings:
         if not _VARIABLE.match(name):
             raise ParameterError(f"{name!r} is not a variable name")
-    at = _where_brace(sparql) + 1
-    return f"{sparql[:at]}\n  {values_block(bindings)}\n{sparql[at:]}"
+    inserts: list[tuple[int, str]] = []
+    for at, names in _groups(sparql):
+        inner = bindings if names is None else {k: v for k, v in bindings.items() if k in names}
+        if inner:
+            inserts.append((at, values_block(inner)))
+    out = sparql
+    for at, block in sorted(inserts, reverse=True):
+        out = f"{out[:at]}\n  {block}\n{out[at:]}"
+    return out
 
 
 Binding = Literal["values", "substitutions"]

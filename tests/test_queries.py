@@ -40,6 +40,7 @@ QUERY_DIR = ROOT / "queries"
 QUERY_FILES = sorted(QUERY_DIR.glob("*.rq"))
 PAPER_A = ":paper/attention-module-is-not-only-a-weight"
 PAPER_S = ":paper/self-attention-attribution-interpreting"
+XSD_INTEGER = "http://www.w3.org/2001/XMLSchema#integer"
 HOSTILE = [
     "x> } ; DROP ALL ; #",
     'Alpha" ) ) } UNION { ?paper ?p ?o } #',
@@ -78,6 +79,9 @@ _FEW_IC = ":task/few-shot-image-classification"
 _ONE_IC = ":task/one-shot-image-classification"
 _FINE_T = "Fine-Grained Image Classification"
 _MT_KEY = ":task/machine-translation"
+_ADAM_T = "Adam: A Method for Stochastic Optimization"
+_DROPOUT_T = "Dropout: A Simple Way to Prevent Neural Networks from Overfitting"
+_IMAGENET_T = "ImageNet: A large-scale hierarchical image database"
 _DELTA = f"{BASE}paper/delta"
 _DIJKSTRA = f"{BASE}author/edsger-dijkstra"
 _MT = f"{BASE}task/machine-translation"
@@ -229,11 +233,17 @@ CASES: dict[str, list[Case]] = {
             [(":paper/gamma", _GAMMA_T, "2020-07-01"), (":paper/delta", _DELTA_T, "2018-01-01")],
         ),
         Case(
-            "mini",
-            {"task": "machine-translation"},
-            [(":paper/gamma", _GAMMA_T, "2020-07-01"), (":paper/delta", _DELTA_T, "2018-01-01")],
+            "dumps",
+            {},
+            [
+                (":paper/gamma", _GAMMA_T, "2020-07-01"),
+                (":paper/delta", _DELTA_T, "2018-01-01"),
+                (":paper/adam-a-method-for-stochastic", _ADAM_T, ""),
+                (":paper/dropout-a-simple-way", _DROPOUT_T, ""),
+                (":paper/imagenet-a-large-scale", _IMAGENET_T, ""),
+                (":paper/old-rule-paper", "", ""),
+            ],
         ),
-        Case("mini", {"task": "image-classification"}, []),
         Case("seeds", {}, []),
     ],
     "papers-per-venue-year": [
@@ -814,6 +824,27 @@ def test_values_go_into_the_where_group(sparql: str, head: str) -> None:
     assert out.startswith(head + '\n  VALUES (?v) { ("v") }\n')
     assert out.replace('\n  VALUES (?v) { ("v") }\n', "", 1) == sparql
     GraphStore.memory().query(out)  # still valid SPARQL
+
+
+def test_values_reach_every_group_that_uses_the_variable() -> None:
+    """Nested groups that use a parameter get their own block (planners do not push one
+    VALUES block into a UNION or a subquery); data blocks and templates are left alone."""
+    sparql = (
+        "CONSTRUCT { ?r <http://x/n> ?min } WHERE { "
+        "{ SELECT ?r (COUNT(*) AS ?n) WHERE { ?p <http://x/has> ?r } "
+        "GROUP BY ?r ?min HAVING (COUNT(*) >= ?min) } "
+        "OPTIONAL { ?r <http://x/l> ?l FILTER (?l != ?min) } "
+        "{ ?a ?b ?c } UNION { ?r ?b ?min } VALUES ?z { 1 2 } "
+        "MINUS { ?r <http://x/q> ?min } FILTER NOT EXISTS { ?r <http://x/w> ?other } }"
+    )
+    block = '\n  VALUES (?min) { ("2"^^<http://www.w3.org/2001/XMLSchema#integer>) }\n'
+    out = with_values(sparql, {"min": Term("literal", "2", XSD_INTEGER)})
+    # the WHERE group, the subquery (whose HAVING uses it), OPTIONAL, one branch, MINUS
+    assert out.count(block) == 5
+    assert out.replace(block, "") == sparql
+    assert out.startswith("CONSTRUCT { ?r <http://x/n> ?min } WHERE {" + block)
+    assert "{ ?a ?b ?c }" in out and "VALUES ?z { 1 2 }" in out
+    GraphStore.memory().query(out)
 
 
 def test_the_short_construct_form_cannot_take_parameters() -> None:
