@@ -14,7 +14,9 @@ on, each worker reopens its snapshot before its next request. It moves on when t
 directory changes (checked every `refresh` seconds), on `refresh()` (the server calls it on
 SIGHUP), and after an update through the pool's writer. A disk worker that finds an ingest
 batch half-written (the store's journal graph is not empty) keeps its old snapshot and
-tries again a second later, so no request sees half a batch.
+tries again a second later, so no request sees half a batch. pyoxigraph calls a read-only
+open beside a live writer undefined behaviour; in practice such an open can fail, so a
+worker whose reopen fails also keeps its old snapshot and tries again later.
 
 Updates, when allowed, go to one writer process that holds the store for writing; it is
 killed on overrun too (an update is one transaction, so it leaves nothing behind). For a
@@ -158,7 +160,10 @@ class _WorkerState:
         if now - self.last_attempt < _REOPEN_RETRY_S:
             return
         self.last_attempt = now
-        fresh = self.source.open()
+        try:
+            fresh = self.source.open()
+        except KgError:  # e.g. a file the writer just compacted away: keep serving, retry
+            return
         if fresh.has_graph(JOURNAL_GRAPH):  # an ingest batch is half-written: wait
             fresh.close()
             return
@@ -311,6 +316,13 @@ class _Worker:
             self.kill()
 
 
+def _finished(loop: asyncio.AbstractEventLoop) -> asyncio.Future[Any]:
+    """A future that completed with an untouched worker's no-op reply."""
+    future: asyncio.Future[Any] = loop.create_future()
+    future.set_result(("skipped", None, None))
+    return future
+
+
 def _rebuild_error(name: str, message: str) -> KgError:
     cls = getattr(errors, name, KgError)
     if not (isinstance(cls, type) and issubclass(cls, KgError)):
@@ -351,7 +363,7 @@ class QueryPool:
         self,
         source: Source,
         *,
-        workers: int = 2,
+        workers: int = 4,
         timeout: float = 30.0,
         max_result_bytes: int = 64 * 1_048_576,
         allow_update: bool = False,
@@ -462,6 +474,12 @@ class QueryPool:
     ) -> Any:
         loop = asyncio.get_running_loop()
         remaining = deadline - loop.time()
+        if remaining < 0.05:  # the wait for a worker used up the time: do not start and kill
+            on_done(worker, _finished(loop))
+            raise QueryTimeoutError(
+                f"all {self.size} query workers stayed busy for {self.timeout:g} s; "
+                "try again later, or ask the operator to raise --workers"
+            )
         future = loop.run_in_executor(self._threads, worker.call, request, remaining)
         future.add_done_callback(lambda f: on_done(worker, f))
         try:

@@ -85,7 +85,7 @@ class ServerConfig:
 
     base_iri: str
     timeout: float = 30.0
-    workers: int = 2
+    workers: int = 4
     max_result_bytes: int = 64 * 1_048_576
     max_body_bytes: int = 1_048_576
     allow_update: bool = False

@@ -32,7 +32,6 @@ def _bind(host: str, port: int) -> socket.socket:
             "(or --port 0 for any free one)"
         ) from None
     sock.listen(2048)
-    sock.set_inheritable(True)
     return sock
 
 
@@ -50,8 +49,9 @@ def serve(
     ] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port (0: any free one).")] = 7878,
     workers: Annotated[
-        int, typer.Option(min=1, help="Query worker processes (queries run in parallel).")
-    ] = 2,
+        int,
+        typer.Option(min=1, help="Query worker processes: queries run in parallel (~70 MB each)."),
+    ] = 4,
     timeout: Annotated[
         float, typer.Option(min=0.1, help="Seconds a query may run before it is stopped.")
     ] = 30.0,
