@@ -34,7 +34,14 @@ BASE = "https://w3id.org/kg/id/"
 KG_BIN = str(Path(sys.executable).with_name("kg"))
 #: An aggregate over a four-way cross product: on the seeds (about 400 quads) it would run
 #: for hours, and pyoxigraph cannot interrupt it.
-SLOW_QUERY = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l }"
+SLOW_PATTERN = "?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l"
+SLOW_QUERY = f"SELECT (COUNT(*) AS ?n) WHERE {{ {SLOW_PATTERN} }}"
+#: The same cross product over the named graphs (an update has no union default graph),
+#: matching nothing, so that an update over it holds no solutions while it runs.
+SLOW_NOTHING = (
+    "GRAPH ?w { ?a ?b ?c } GRAPH ?x { ?d ?e ?f } GRAPH ?y { ?g ?h ?i } GRAPH ?z { ?j ?k ?l } "
+    'FILTER(CONCAT(STR(?c), STR(?f), STR(?i), STR(?l)) = "none")'
+)
 HOSTILE_TITLE = "<script>alert('kg')</script> & \"Zoë\" <b>bold</b>"
 HOSTILE_SLUG = "hostile-title-test"
 NON_ASCII_AUTHOR = "Zoë Ábel"

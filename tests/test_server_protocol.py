@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import signal
 import threading
 import urllib.parse
 from collections.abc import Iterator
@@ -30,6 +32,7 @@ from tests.serve_support import (
     HOSTILE_SLUG,
     HOSTILE_TITLE,
     NON_ASCII_AUTHOR,
+    SLOW_NOTHING,
     SLOW_QUERY,
     TestClient,
     awkward_record,
@@ -709,3 +712,41 @@ def test_index_page_data_cannot_close_its_script_block(tmp_path: Path, store: Gr
         page = c.get("/").text
         assert page.count("</script>") == 3  # the data block's own end and the two scripts
         assert "<\\/script><script>alert(1)<\\/script>" in page
+
+
+# --- workers that die, writers that overrun ---------------------------------------------------
+
+
+def test_a_worker_killed_from_outside_is_replaced(store: GraphStore) -> None:
+    with client_for(store, workers=1) as c:
+        stats = c.app.state.server.pool.stats  # type: ignore[attr-defined]
+        victim = stats.worker_pids[0]
+        os.kill(victim, signal.SIGKILL)
+        wait_until(lambda: not process_alive(victim))
+        lost = c.get("/sparql", params={"query": PAPERS})
+        assert lost.status_code == 500 and "worker died" in lost.text
+        wait_until(lambda: c.get("/health").json()["workers_running"] == 1)
+        assert rows(c.get("/sparql", params={"query": PAPERS})) == local_rows(store, PAPERS)
+
+
+def test_an_update_past_the_timeout_is_stopped_and_loses_nothing(store: GraphStore) -> None:
+    auth = {"Authorization": "Bearer t"}
+    with client_for(store, workers=1, timeout=2.0, allow_update=True, update_token="t") as c:
+        keep = f'INSERT DATA {{ GRAPH <{BASE}graph/k> {{ <{BASE}paper/k> a <{KG}Paper> ; <http://purl.org/dc/terms/title> "Kept" }} }}'
+        assert c.post("/update", data={"update": keep}, headers=auth).status_code == 204
+        slow = f"INSERT {{ GRAPH <{BASE}graph/slow> {{ ?a ?b ?c }} }} WHERE {{ {SLOW_NOTHING} }}"
+        stopped = c.post("/update", data={"update": slow}, headers=auth)
+        assert stopped.status_code == 503 and "time limit" in stopped.text
+        # The memory store's writer was killed and restarted from the last good snapshot.
+        titles = {r[1] for r in rows(c.get("/sparql", params={"query": PAPERS}))}
+        assert "Kept" in titles
+        again = f'INSERT DATA {{ GRAPH <{BASE}graph/k2> {{ <{BASE}paper/k2> a <{KG}Paper> ; <http://purl.org/dc/terms/title> "Again" }} }}'
+        wait_until(
+            lambda: c.post("/update", data={"update": again}, headers=auth).status_code == 204
+        )
+        titles = {r[1] for r in rows(c.get("/sparql", params={"query": PAPERS}))}
+        assert {"Kept", "Again"} <= titles
+        graphs = rows(
+            c.get("/sparql", params={"query": "SELECT DISTINCT ?g WHERE { GRAPH ?g {} }"})
+        )
+        assert (f"{BASE}graph/slow",) not in graphs
