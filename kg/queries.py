@@ -44,7 +44,7 @@ from kg.identity import Iris, pwc_slug, repository
 from kg.resources import queries_dir
 from kg.results import QueryResult, Term
 from kg.store import GraphStore, select_variables
-from kg.terms import is_absolute_iri, safe_iri, segment
+from kg.terms import is_absolute_iri, safe_iri
 from kg.vocab import XSD
 
 ParamType = Literal["iri", "string", "integer", "decimal", "date", "boolean"]
@@ -305,7 +305,7 @@ def _resolve_iri(param: Parameter, value: str, iris: Iris) -> Term:
     if cls == "venue":
         return Term("uri", iris.venue(text))
     if cls == "area":  # areas are named by the slug of their name (docs/dumps.md)
-        return Term("uri", f"{iris.base}area/{segment(pwc_slug(text) or text)}")
+        return Term("uri", iris.area(pwc_slug(text) or text))
     if cls == "repository":
         ref = repository(text)
         if ref is None:

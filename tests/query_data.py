@@ -223,6 +223,12 @@ DUMPS_TRIG = """
   <paper/dropout-a-simple-way> a kg:Paper ; kg:introducesMethod <method/dropout> ;
     dcterms:title "Dropout: A Simple Way to Prevent Neural Networks from Overfitting" .
 }
+# A stated 2000 without a paper is the same placeholder: no year.
+<graph/pwc-methods/placeholder> {
+  <graph/pwc-methods/placeholder> a kg:DumpEntry, prov:Entity ;
+    foaf:primaryTopic <method/placeholder> ; prov:wasDerivedFrom <dump/methods/2022-05-20> .
+  <method/placeholder> kg:introducedYear 2000 .
+}
 # An old-style arXiv id.
 <graph/pwc-methods/old-rule> {
   <graph/pwc-methods/old-rule> a kg:DumpEntry, prov:Entity ;
