@@ -322,3 +322,33 @@ def test_help_lists_the_options(cli: CliRunner) -> None:
     assert out.exit_code == 0
     for option in ("--host", "--port", "--timeout", "--allow-update", "--cors", "--allow-service"):
         assert option in out.stdout
+
+
+def test_disk_store_with_updates(tmp_path: Path, seed_paths: list[Path]) -> None:
+    path = disk_store(tmp_path / "store", seed_paths)
+    proc = ServeProcess(
+        ["--store", str(path)],
+        ["--workers", "2", "--allow-update", "--refresh", "0"],
+        env={"KG_UPDATE_TOKEN": "disk-token"},
+    )
+    try:
+        update = f"INSERT DATA {{ GRAPH <{BASE}graph/y> {{ <{BASE}paper/y> a <{KG}Paper> }} }}"
+        done = httpx.post(
+            f"{proc.url}/update",
+            data={"update": update},
+            headers={"Authorization": "Bearer disk-token"},
+        )
+        assert done.status_code == 204, done.text
+        assert all(paper_count(proc.sparql) == 3 for _ in range(4))  # every worker sees it
+        # The server's writer holds the store, so another writer is told so, in one line.
+        busy = subprocess.run(
+            [KG_BIN, "--store", str(path), "ingest", str(_new_records(tmp_path, 2)), "-q"],
+            capture_output=True,
+            text=True,
+        )
+        assert busy.returncode == 1 and "busy" in busy.stderr and "Traceback" not in busy.stderr
+    finally:
+        code, log = proc.stop()
+    assert code == STOPPED, log
+    with GraphStore.open(path, read_only=True) as store:
+        assert store.has_graph(f"{BASE}graph/y")  # durable after the server stopped
