@@ -245,8 +245,10 @@ class Ingestor:
                     )
                 )
                 return
-            for unit in writes:  # isolate the one bad record
-                self._write([unit], [g for g in replace if g == unit.mapped.graph])
+            half = len(writes) // 2  # bisect: log2(batch) loads find it, not one per record
+            for part in (writes[:half], writes[half:]):
+                graphs = {u.mapped.graph for u in part}
+                self._write(part, [g for g in replace if g in graphs])
 
     def _dedupe(self, unit: _Unit) -> bool:
         """False when the run already had this graph: identical is unchanged, else a conflict."""
