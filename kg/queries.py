@@ -18,13 +18,14 @@ A query file starts with a block of `#+ ` lines that, with the prefix taken off,
 The rest is SPARQL. A parameter `author` binds the variable `?author`. Values become RDF
 terms (`kg.results.Term`) and never enter the query text as text: they are serialised
 here, escaped for SPARQL, into one-row `VALUES` blocks, one opening the WHERE group and one
-in each nested group (UNION branch, OPTIONAL, subquery …) that uses the variable, so the
-value reaches every part of the query as a substitution would. That text is what a remote
-endpoint receives, and by default what the embedded store runs too. pyoxigraph's
-`substitutions` are the other local binding (`binding="substitutions"`), but its planner
-does not see them: a selective parameter bound that way ran 20-300 times slower than the
-same VALUES blocks (docs/performance.md). The tests run every query both ways and compare.
-A parameter that is neither given nor defaulted stays unbound, so it matches anything.
+in each nested group evaluated on its own (UNION branch, subquery …) that uses the
+variable, so the value reaches every part of the query as a substitution would. That
+text is what a remote endpoint receives, and by default what the embedded store runs too.
+pyoxigraph's `substitutions` are the other local binding (`binding="substitutions"`), but
+its planner does not see them: a selective parameter bound that way ran up to hundreds of
+times slower than the same VALUES blocks (docs/performance.md). The tests run every query
+both ways and compare. A parameter that is neither given nor defaulted stays unbound, so
+it matches anything.
 """
 
 from __future__ import annotations
@@ -508,10 +509,12 @@ def _variables(tokens: list[_Token], start: int, end: int) -> set[str]:
 
 
 def _groups(sparql: str) -> list[tuple[int, set[str] | None]]:
-    """Every graph pattern group of a query: where it opens (text index just past its `{`)
-    and which variables it mentions (None for the query's own WHERE group, which takes all).
+    """The graph pattern groups of a query that a VALUES block should open: where each
+    opens (text index just past its `{`) and which variables it mentions (None for the
+    query's own WHERE group, which takes all).
 
-    Skipped: VALUES data blocks, a CONSTRUCT template, and the `{` that wraps a subquery.
+    Skipped: VALUES data blocks, a CONSTRUCT template, the `{` that wraps a subquery, and
+    OPTIONAL and EXISTS groups, which are evaluated against each row of the enclosing group.
     The WHERE group of a subquery counts the variables of the whole subquery, so that one
     used only in its GROUP BY or HAVING is bound there too.
     """
@@ -556,6 +559,11 @@ def _groups(sparql: str) -> list[tuple[int, set[str] | None]]:
         if nxt is not None and nxt.kind == "word" and nxt.text == "SELECT":
             scope_of[tok.depth + 1] = end  # `{ SELECT … }`: the subquery's extent
             continue
+        before = tokens[k - 1] if k else None
+        if before is not None and before.kind == "word" and before.text in ("OPTIONAL", "EXISTS"):
+            # These see the value from the enclosing group already, row by row; a VALUES
+            # block inside an OPTIONAL makes Oxigraph evaluate it apart, over everything.
+            continue
         if tok.depth == 0:
             if groups:
                 raise ParameterError("the query has more than one top-level group")
@@ -580,12 +588,13 @@ def values_block(bindings: Mapping[str, Term]) -> str:
 def with_values(sparql: str, bindings: Mapping[str, Term]) -> str:
     """The query with `bindings` as one-row VALUES blocks.
 
-    A block opens the query's WHERE group with every binding, and every nested group
-    (UNION branch, OPTIONAL, MINUS, EXISTS, GRAPH, a subquery's WHERE) that mentions one of
-    the variables gets a block with those. The extra blocks change no answer, since the
-    variable already holds that one value, but they give the value to each part of the
-    query the way a substitution would: planners use it (a VALUES block outside a UNION or
-    a subquery is not pushed into it), and a MINUS or a subquery sees it.
+    A block opens the query's WHERE group with every binding, and every nested group that
+    is evaluated on its own (a UNION branch, a MINUS, a GRAPH or plain group, a subquery's
+    WHERE) and mentions one of the variables gets a block with those. The extra blocks
+    change no answer, since the variable already holds that one value, but they give the
+    value to each part of the query the way a substitution would: planners use it (a VALUES
+    block outside a UNION or a subquery is not pushed into it), and a MINUS or a subquery
+    sees it. OPTIONAL and EXISTS groups get none: they already see it, row by row.
     """
     if not bindings:
         return sparql
