@@ -14,8 +14,10 @@ by slug. Two mechanisms make it one node whatever the order of loading:
   (`…/result/…`, `…/code/…`) are rewritten to the slug IRI in every graph, in one atomic
   update, after the batch that taught the alias is written.
 
-Memory is bounded by the batch and by the number of fallback papers, not by the inputs: what
-is learnt lives in the store and is looked up there through its indexes.
+Memory is bounded by the batches in flight and by the number of fallback papers, not by the
+inputs: what is learnt lives in the store and is looked up there through its indexes. Aliases
+taught by a batch stay in memory from the time it is mapped until it is written (`seal` when
+it is handed to the writer, `written` when the writer is done).
 """
 
 from __future__ import annotations
@@ -42,10 +44,12 @@ class PaperAliases:
         self._by_title_prefix = iris.base + "paper/title/"
         #: fallback paper IRIs that exist (stored, or minted in this pass): rename candidates
         self.fallback: set[str] = self._stored_fallbacks()
-        self._arxiv: dict[str, str] = {}  # arXiv id -> slug IRI, taught since the last flush
-        self._title: dict[str, str] = {}  # title key -> best IRI, taught since the last flush
+        self._arxiv: dict[str, str] = {}  # arXiv id -> slug IRI, taught by the open batch
+        self._title: dict[str, str] = {}  # title key -> best IRI, taught by the open batch
+        self.renames: dict[str, str] = {}  # fallback IRI -> better IRI, found in the open batch
+        # the same three for each batch handed to the writer but not yet written, oldest first
+        self._sealed: list[tuple[dict[str, str], dict[str, str], dict[str, str]]] = []
         self._cache: dict[str, str | None] = {}  # store lookups
-        self.renames: dict[str, str] = {}  # fallback IRI -> its better IRI, not yet applied
         self.renamed = 0  # fallback IRIs rewritten so far
 
     def _stored_fallbacks(self) -> set[str]:
@@ -99,7 +103,7 @@ class PaperAliases:
         return target
 
     def _lookup_arxiv(self, arxiv: str) -> str | None:
-        hits = [self._arxiv[arxiv]] if arxiv in self._arxiv else []
+        hits = [t[arxiv] for t, _, _ in self._open() if arxiv in t]
         key = "a:" + arxiv
         if key not in self._cache:
             stored = [s for s in self.store.subjects_with(_ARXIV_ID, arxiv) if self.is_slug_iri(s)]
@@ -113,7 +117,8 @@ class PaperAliases:
         """Title references match only with a year: a title alone is not an identity."""
         if not year:
             return None
-        hits = [self._title[k]] if (k := title_key(title, year)) in self._title else []
+        k = title_key(title, year)
+        hits = [t[k] for _, t, _ in self._open() if k in t]
         key = f"t:{year}:{title}"
         if key not in self._cache:
             stored = [
@@ -128,6 +133,9 @@ class PaperAliases:
         if cached is not None:
             hits.append(cached)
         return min(hits, key=self._rank) if hits else None
+
+    def _open(self) -> list[tuple[dict[str, str], dict[str, str], dict[str, str]]]:
+        return [(self._arxiv, self._title, self.renames), *self._sealed]
 
     def _remember(self, key: str, value: str | None) -> None:
         if len(self._cache) >= _CACHE_LIMIT:
@@ -156,22 +164,30 @@ class PaperAliases:
         self.renames[old] = new
         self.fallback.discard(old)
 
-    # -- after each written batch ----------------------------------------------------------
-    def flushed(self) -> int:
-        """Apply the renames the batch taught (its quads are in the store now). Returns how
+    # -- batches -------------------------------------------------------------------------
+    def seal(self) -> None:
+        """The open batch goes to the writer: keep what it taught until it is written."""
+        self._sealed.append((self._arxiv, self._title, self.renames))
+        self._arxiv, self._title, self.renames = {}, {}, {}
+
+    def written(self) -> int:
+        """The oldest sealed batch is in the store: apply the renames it taught. Returns how
         many quads were rewritten."""
-        self._arxiv.clear()
-        self._title.clear()
-        if not self.renames:
+        _, _, renames = self._sealed.pop(0)
+        if not renames:
             return 0
         final = {}
-        for old, new in self.renames.items():
+        for old, new in renames.items():
             seen = {old}
-            while new in self.renames and new not in seen:  # title -> arXiv -> slug
+            while new in renames and new not in seen:  # title -> arXiv -> slug
                 seen.add(new)
-                new = self.renames[new]
+                new = renames[new]
             final[old] = new
-        self.renames.clear()
         self._cache.clear()  # cached lookups may name a renamed IRI
         self.renamed += len(final)
         return self.store.rename_iris(final)
+
+    def flushed(self) -> int:
+        """`seal` and `written` at once, for a batch written synchronously."""
+        self.seal()
+        return self.written()

@@ -15,6 +15,7 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -109,6 +110,10 @@ def ingest_time() -> str:
     return moment.replace(microsecond=0).isoformat()
 
 
+#: How many entities-graph triples a run remembers as written (about 150 MB at most).
+_SHARED_MEMORY = 1_000_000
+
+
 @dataclass
 class _Unit:
     mapped: Mapped
@@ -124,7 +129,8 @@ class Ingestor:
         store: GraphStore,
         iris: Iris,
         *,
-        batch_size: int = 2000,
+        batch_size: int = 20_000,
+        batch_quads: int = 500_000,
         strict: bool = False,
         kind: str | None = None,
         snapshot: str | None = None,
@@ -139,6 +145,7 @@ class Ingestor:
         self.store = store
         self.iris = iris
         self.batch_size = batch_size
+        self.batch_quads = batch_quads
         self.strict = strict
         self.kind = kind
         self.on_error = on_error
@@ -146,6 +153,8 @@ class Ingestor:
         self.report = IngestReport()
         self.ingested_at = ingest_time()
         self._seen: dict[str, tuple[str, str]] = {}  # graph -> (hash, where) in this run
+        self._shared_written: set[str] = set()  # entities-graph triples written in this run
+        self._in_flight: tuple[Future[None] | None, list[_Unit], list[str]] | None = None
         self._entities = iris.entities_graph()
         self._pass()
 
@@ -205,6 +214,9 @@ class Ingestor:
 
     # -- writing ---------------------------------------------------------------------------
     def _flush(self, batch: list[_Unit]) -> None:
+        """Sort the batch into unchanged, added and updated units and hand the writes to the
+        writer thread; Oxigraph's loader releases the GIL, so the next batch is mapped while
+        this one loads. At most one batch is in flight."""
         if not batch:
             return
         stored = self.store.graph_hashes([u.mapped.graph for u in batch])
@@ -222,10 +234,54 @@ class Ingestor:
             else:
                 self.report.updated += 1
                 replace.append(m.graph)
+        self._settle()
+        self.papers.seal()
         if writes:
-            self._write(writes, replace)
-        self.papers.flushed()  # aliases the batch taught: rename what was written before
-        self.report.renamed = self.papers.renamed
+            data = self._batch_nquads(writes)
+            graphs = [u.mapped.graph for u in writes]
+            future = self._writer.submit(self.store.write_batch, data, graphs, replace)
+            self._in_flight = (future, writes, replace)
+        else:
+            self._in_flight = (None, writes, replace)
+
+    def _settle(self) -> None:
+        """Wait for the batch in flight; then apply the renames its aliases call for."""
+        if self._in_flight is None:
+            return
+        future, writes, replace = self._in_flight
+        self._in_flight = None
+        try:
+            if future is not None:
+                future.result()
+                self.report.quads += sum(
+                    len(u.mapped.triples) + len(u.mapped.shared) for u in writes
+                )
+                self._remember_shared(writes)
+        except StoreError:
+            self._write(writes, replace)  # again, synchronously: isolates the bad record
+        finally:
+            self.papers.written()
+            self.report.renamed = self.papers.renamed
+
+    def _batch_nquads(self, writes: list[_Unit]) -> bytes:
+        """The batch as N-Quads, each shared-entity triple once (and not again if an earlier
+        batch of this run wrote it: the entities graph is set-merged)."""
+        own = "".join(
+            f" <{u.mapped.graph}> .\n".join(u.mapped.triples) + f" <{u.mapped.graph}> .\n"
+            for u in writes
+        )
+        done = self._shared_written
+        shared = [
+            t for t in dict.fromkeys(t for u in writes for t in u.mapped.shared) if t not in done
+        ]
+        e = f" <{self._entities}> .\n"
+        return (own + (e.join(shared) + e if shared else "")).encode("utf-8")
+
+    def _remember_shared(self, writes: list[_Unit]) -> None:
+        if len(self._shared_written) > _SHARED_MEMORY:  # bounded: forgetting only re-sends
+            self._shared_written.clear()
+        for unit in writes:
+            self._shared_written.update(unit.mapped.shared)
 
     def _write(self, writes: list[_Unit], replace: list[str]) -> None:
         text = "".join(u.mapped.nquads(self._entities) for u in writes)
@@ -330,7 +386,16 @@ class Ingestor:
         self._pass()
 
     def _ingest(self, names: list[str]) -> None:
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="kg-writer") as writer:
+            self._writer = writer
+            try:
+                self._ingest_batches(names)
+            finally:
+                self._settle()
+
+    def _ingest_batches(self, names: list[str]) -> None:
         batch: list[_Unit] = []
+        quads = 0
         for unit in self._units(self._items(names)):
             if isinstance(unit, RecordError):
                 self._reject(unit)
@@ -340,9 +405,10 @@ class Ingestor:
             if not self._dedupe(unit):
                 continue
             batch.append(unit)
-            if len(batch) >= self.batch_size:
+            quads += len(unit.mapped.triples) + len(unit.mapped.shared)
+            if len(batch) >= self.batch_size or quads >= self.batch_quads:
                 self._flush(batch)
-                batch = []
+                batch, quads = [], 0
                 if self.on_progress:
                     self.on_progress(self.report)
         self._flush(batch)

@@ -50,7 +50,12 @@ def ingest(
             help="Snapshot date (YYYY-MM-DD) of the dumps read; default: their gzip header date."
         ),
     ] = None,
-    batch_size: Annotated[int, typer.Option(min=1, help="Records per write batch.")] = 2000,
+    batch_size: Annotated[
+        int,
+        typer.Option(
+            min=1, help="Records per write batch at most (a batch also closes at 500,000 quads)."
+        ),
+    ] = 20_000,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="No progress bar or summary.")

@@ -1,0 +1,244 @@
+"""Archive-scale benchmark (issue 3): the five Papers-with-Code dumps, end to end.
+
+    python bench/archive.py [--scale 1.0] [--work /tmp/kg-archive] [--batch-size 2000]
+
+1. Generate the five dumps at `--scale` of the final archive (kg.synth_dumps: 576,261
+   papers, 300,161 code links, 8,725 methods, 15,008 datasets, 2,254 top-level evaluation
+   tables at 1.0), gzipped, unless the work directory already holds them for that scale.
+2. `kg ingest` them into a fresh on-disk store, in a child process: wall time, CPU time,
+   peak RSS (the child's own ru_maxrss), quads, and the size of the run's duplicate-detection
+   dict (graph -> content hash), the only ingest state that grows with the number of entities.
+3. Dump that store as N-Quads (the same graph), and bulk-load the file with Oxigraph's
+   `Store.bulk_load` into a fresh on-disk store, in a child process: the baseline.
+4. Map the dumps without a store (reading + mapping only), in a child process, to split
+   the ingest time between Python and the store.
+5. Print the figures and the ratio ingest/bulk_load, and write bench/out/archive.json.
+
+The goal is the whole archive in under 5 minutes with a peak RSS under 4 GB on the 2-core
+project machine. The machine is shared, so compare the ratio, not absolute seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+BASE = "https://w3id.org/kg/id/"
+
+
+def usage() -> dict[str, float]:
+    self = resource.getrusage(resource.RUSAGE_SELF)
+    return {
+        "cpu_seconds": self.ru_utime + self.ru_stime,
+        "peak_rss_mb": self.ru_maxrss / 1024,
+    }
+
+
+# --- the variants, each in its own process ----------------------------------------------------
+
+
+def child_ingest(dumps: Path, store_path: Path, batch_size: int) -> dict[str, Any]:
+    from kg.identity import Iris
+    from kg.ingest import Ingestor
+    from kg.store import GraphStore
+
+    start = time.perf_counter()
+    with GraphStore.open(store_path) as store:
+        ingestor = Ingestor(store, Iris(BASE), batch_size=batch_size)
+        report = ingestor.run([str(dumps)])
+        quads = store.count()
+    seconds = time.perf_counter() - start
+    seen = ingestor._seen
+    seen_bytes = sys.getsizeof(seen) + sum(
+        sys.getsizeof(k) + sys.getsizeof(v) + sys.getsizeof(v[0]) + sys.getsizeof(v[1])
+        for k, v in seen.items()
+    )
+    return {
+        "seconds": seconds,
+        "store_quads": quads,
+        "quads_written": report.quads,
+        "read": report.read,
+        "added": report.added,
+        "rejected": report.rejected,
+        "papers_merged": report.renamed,
+        "kinds": dict(report.kinds),
+        "seen_entries": len(seen),
+        "seen_mb": seen_bytes / 2**20,
+        **usage(),
+    }
+
+
+def child_map_only(dumps: Path) -> dict[str, Any]:
+    from kg.identity import Iris
+    from kg.ingest import KINDS, detect_kind
+    from kg.mapping import Context
+    from kg.reader import expand, read_items
+
+    iris = Iris(BASE)
+    start = time.perf_counter()
+    read_seconds = 0.0
+    quads = 0
+    memo: dict[str, Any] = {}
+    for name in expand([str(dumps)]):
+        kind = None
+        items = read_items(name)
+        while True:
+            t = time.perf_counter()
+            item = next(items, None)
+            read_seconds += time.perf_counter() - t
+            if item is None:
+                break
+            kind = kind or detect_kind(item.value)
+            ctx = Context(iris, source_file=Path(name).name, memo=memo)
+            for mapped in KINDS[kind.name].map(item.value, ctx):
+                quads += len(mapped.triples) + len(mapped.shared)
+    return {
+        "seconds": time.perf_counter() - start,
+        "read_seconds": read_seconds,
+        "quads": quads,
+        **usage(),
+    }
+
+
+def child_dump(store_path: Path, out: Path) -> dict[str, Any]:
+    from kg.store import GraphStore
+
+    start = time.perf_counter()
+    with GraphStore.open(store_path, read_only=True) as store:
+        store.dump(out, "nquads")
+    return {"seconds": time.perf_counter() - start, "bytes": out.stat().st_size, **usage()}
+
+
+def child_bulk_load(nquads: Path, store_path: Path) -> dict[str, Any]:
+    import pyoxigraph as ox
+
+    start = time.perf_counter()
+    store = ox.Store(str(store_path))
+    store.bulk_load(path=str(nquads), format=ox.RdfFormat.N_QUADS)
+    store.flush()
+    quads = len(store)
+    del store
+    return {"seconds": time.perf_counter() - start, "store_quads": quads, **usage()}
+
+
+CHILDREN = {
+    "ingest": lambda a: child_ingest(Path(a[0]), Path(a[1]), int(a[2])),
+    "map": lambda a: child_map_only(Path(a[0])),
+    "dump": lambda a: child_dump(Path(a[0]), Path(a[1])),
+    "bulk_load": lambda a: child_bulk_load(Path(a[0]), Path(a[1])),
+}
+
+
+def in_child(name: str, *args: str) -> dict[str, Any]:
+    start = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, __file__, "--child", name, *args],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"{name} failed:\n{done.stderr[-3000:]}")
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    result["wall_seconds"] = time.perf_counter() - start
+    print(f"  {name}: {json.dumps(result)}", flush=True)
+    return result
+
+
+# --- the benchmark --------------------------------------------------------------------------
+
+
+def generate(work: Path, scale: float) -> Path:
+    from kg.synth_dumps import write_archive
+
+    dumps = work / f"dumps-{scale:g}"
+    marker = dumps / ".complete"
+    if not marker.exists():
+        shutil.rmtree(dumps, ignore_errors=True)
+        start = time.perf_counter()
+        write_archive(dumps, scale=scale)
+        marker.write_text("ok")
+        print(f"generated the dumps in {time.perf_counter() - start:.0f} s", flush=True)
+    sizes = {p.name: p.stat().st_size for p in sorted(dumps.glob("*.json.gz"))}
+    print(f"dumps in {dumps}: {json.dumps(sizes)}", flush=True)
+    return dumps
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--scale", type=float, default=1.0)
+    parser.add_argument("--work", type=Path, default=Path("/tmp/kg-archive"))
+    parser.add_argument("--batch-size", type=int, default=2000)
+    parser.add_argument("--skip-map", action="store_true", help="skip the mapping-only run")
+    parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(CHILDREN[args.child[0]](args.child[1:])))
+        return
+
+    work: Path = args.work
+    work.mkdir(parents=True, exist_ok=True)
+    dumps = generate(work, args.scale)
+    store, baseline_store, nquads = work / "store", work / "baseline-store", work / "graph.nq"
+    for path in (store, baseline_store):
+        shutil.rmtree(path, ignore_errors=True)
+
+    ingest = in_child("ingest", str(dumps), str(store), str(args.batch_size))
+    dump = in_child("dump", str(store), str(nquads))
+    baseline = in_child("bulk_load", str(nquads), str(baseline_store))
+    mapping = None if args.skip_map else in_child("map", str(dumps))
+    nquads.unlink()
+    for path in (store, baseline_store):
+        shutil.rmtree(path, ignore_errors=True)
+
+    quads = ingest["store_quads"]
+    figures = {
+        "scale": args.scale,
+        "batch_size": args.batch_size,
+        "ingest": ingest,
+        "dump": dump,
+        "bulk_load": baseline,
+        "map_only": mapping,
+        "ingest_quads_per_second": quads / ingest["seconds"],
+        "bulk_load_quads_per_second": baseline["store_quads"] / baseline["seconds"],
+        "ratio_ingest_to_bulk_load": (quads / ingest["seconds"])
+        / (baseline["store_quads"] / baseline["seconds"]),
+    }
+    out = ROOT / "bench" / "out" / "archive.json"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(json.dumps(figures, indent=1) + "\n")
+    print()
+    print(f"archive at scale {args.scale:g}: {ingest['read']:,} items, {quads:,} quads")
+    print(
+        f"kg ingest : {ingest['seconds']:8.1f} s  {figures['ingest_quads_per_second']:>9,.0f} "
+        f"quads/s  CPU {ingest['cpu_seconds']:.0f} s  peak RSS {ingest['peak_rss_mb']:,.0f} MB"
+    )
+    print(
+        f"bulk_load : {baseline['seconds']:8.1f} s  {figures['bulk_load_quads_per_second']:>9,.0f} "
+        f"quads/s  CPU {baseline['cpu_seconds']:.0f} s  peak RSS {baseline['peak_rss_mb']:,.0f} MB"
+    )
+    print(f"ratio     : {figures['ratio_ingest_to_bulk_load']:.2f} of bulk_load's quads/s")
+    if mapping:
+        print(
+            f"map only  : {mapping['seconds']:8.1f} s (reading {mapping['read_seconds']:.1f} s) "
+            f"peak RSS {mapping['peak_rss_mb']:,.0f} MB"
+        )
+    print(
+        f"dedup dict: {ingest['seen_entries']:,} graphs, about {ingest['seen_mb']:,.0f} MB; "
+        f"papers merged by alias: {ingest['papers_merged']:,}"
+    )
+    print(f"written to {out.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
