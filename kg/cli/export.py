@@ -85,10 +85,9 @@ def export_command(
 ) -> None:
     """Export the graph as Turtle, JSON-LD, N-Triples, N-Quads, TriG or RDF/XML.
 
-    The same graph always gives the same bytes: graphs in IRI order, triples sorted,
-    grouped by subject. N-Quads and TriG keep the named graphs; the other formats hold the
-    union of all graphs, each triple once. JSON-LD is compacted against
-    ontology/context.jsonld, one object per entity.
+    The same graph always gives the same bytes: sorted, grouped by subject.
+    N-Quads and TriG keep the named graphs; the others hold their union, each triple once.
+    JSON-LD is compacted against ontology/context.jsonld, one object per entity.
     """
     spec = export_format(fmt)
     if graph is not None and query is not None:
