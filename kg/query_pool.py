@@ -175,19 +175,23 @@ class _WorkerState:
         store = self.store
         if request.op == "serialize":
             job: QueryJob = request.payload
-            out = _CappedBuffer(request.max_bytes)
-            media_type, kind = store.query_into(
-                job.sparql,
-                out,
-                results_type=job.results_type,
-                graph_type=job.graph_type,
-                substitutions=job.substitutions,
-                union=job.union,
-                default_graphs=job.default_graphs,
-                named_graphs=job.named_graphs,
-                prefixes=job.prefixes,
-            )
-            return Answer(bytes(out.data), media_type, kind)
+
+            def run() -> Answer:  # run again (fresh buffer) if the snapshot must be renewed
+                out = _CappedBuffer(request.max_bytes)
+                media_type, kind = store.query_into(
+                    job.sparql,
+                    out,
+                    results_type=job.results_type,
+                    graph_type=job.graph_type,
+                    substitutions=job.substitutions,
+                    union=job.union,
+                    default_graphs=job.default_graphs,
+                    named_graphs=job.named_graphs,
+                    prefixes=job.prefixes,
+                )
+                return Answer(bytes(out.data), media_type, kind)
+
+            return store.reading(run)
         if request.op == "result":
             sparql, substitutions, limit = request.payload
             return store.query(sparql, substitutions=substitutions, limit=limit)

@@ -21,9 +21,11 @@ from __future__ import annotations
 import hashlib
 import io
 import itertools
-from collections.abc import Iterable, Iterator, Mapping
+import os
+import shutil
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import IO, Any, Protocol, TypeVar
 
 import pyoxigraph as ox
 
@@ -41,6 +43,10 @@ from kg.vocab import KG
 #: The journal graph lives outside the base so that no instance IRI can collide with it.
 JOURNAL_GRAPH = "urn:x-kg:journal"
 _PENDING = KG.pendingLoad[1:-1]
+T = TypeVar("T")
+#: Where read-only snapshots pin their files (see GraphStore._open_snapshot).
+READERS_DIR = ".kg-readers"
+_PIN_NUMBERS = itertools.count()
 
 _RDF_FORMATS: dict[str, ox.RdfFormat] = {
     "turtle": ox.RdfFormat.TURTLE,
@@ -97,6 +103,25 @@ def results_format_info(name: str) -> tuple[str, str]:
 # --- terms --------------------------------------------------------------------------------
 
 
+def _remove_stale_pins(path: Path) -> None:
+    """Remove the snapshot pins of processes that ended without closing them."""
+    for pin in (path / READERS_DIR).glob("*-*"):
+        pid = pin.name.split("-", 1)[0]
+        if not pid.isdigit():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(pin, ignore_errors=True)
+        except OSError:
+            pass  # alive, someone else's
+
+
+def _vanished(exc: BaseException) -> bool:
+    """Whether a RocksDB error says a table file is gone (a writer compacted it away)."""
+    return "No such file or directory" in str(exc)
+
+
 def iri_error(value: str) -> str | None:
     """Why Oxigraph would reject `value` as an IRI (bad port, bad IPv6 host, a second '#'),
     or None. The mapping checks IRIs from the data with this, so the bulk loader never
@@ -150,6 +175,7 @@ class GraphStore:
         self._store = inner
         self.path = path
         self.read_only = read_only
+        self._pin: Path | None = None  # the checkpoint a pinned snapshot reads (see open)
 
     @classmethod
     def memory(cls) -> GraphStore:
@@ -166,10 +192,13 @@ class GraphStore:
                 raise StoreMissingError(
                     f"no kg store at {path}: build one with `kg --store {path} ingest FILES`"
                 )
-            try:
-                return cls(ox.Store.read_only(str(path)), path, True)
-            except OSError as exc:
-                raise StoreError(f"cannot open the store at {path} read-only: {exc}") from None
+            for attempt in range(3):
+                try:
+                    return cls._open_snapshot(path)
+                except (OSError, RuntimeError) as exc:
+                    if attempt < 2 and _vanished(exc):
+                        continue  # the writer compacted a file away while we opened: again
+                    raise StoreError(f"cannot open the store at {path} read-only: {exc}") from None
         if path.exists() and not path.is_dir():
             raise StoreError(f"{path} is a file, not a store directory; pick another --store path")
         try:
@@ -184,7 +213,70 @@ class GraphStore:
             raise StoreError(f"cannot open the store at {path}: {exc}") from None
         store.recover()
         store.remove_orphan_bulk_files()
+        _remove_stale_pins(path)
         return store
+
+    @classmethod
+    def _open_snapshot(cls, path: Path) -> GraphStore:
+        """A read-only snapshot, pinned when the directory is writable.
+
+        A plain read-only open reads its table files lazily, so a writer beside it that
+        compacts (an ingest) can delete a file the snapshot still needs: its queries then
+        fail, and an aggregate over the failing scan grows without bound (pyoxigraph 0.5
+        collects the same error forever; it took 23 GB). Pinning checkpoints the snapshot
+        into `<store>/.kg-readers/<pid>-<n>`: hard links (milliseconds, no copy) that the
+        writer cannot delete. The pin is removed on close, or by the next opener if this
+        process died.
+        """
+        live = ox.Store.read_only(str(path))
+        _remove_stale_pins(path)
+        pin = path / READERS_DIR / f"{os.getpid()}-{next(_PIN_NUMBERS)}"
+        try:
+            pin.parent.mkdir(exist_ok=True)
+            live.backup(str(pin))
+        except OSError as exc:
+            shutil.rmtree(pin, ignore_errors=True)
+            if _vanished(exc):
+                raise
+            return cls(live, path, True)  # a read-only directory: an unpinned snapshot
+        except RuntimeError:
+            shutil.rmtree(pin, ignore_errors=True)
+            raise
+        del live
+        try:
+            store = cls(ox.Store.read_only(str(pin)), path, True)
+        except (OSError, RuntimeError):
+            shutil.rmtree(pin, ignore_errors=True)
+            raise
+        store._pin = pin
+        return store
+
+    def reading(self, operation: Callable[[], T]) -> T:
+        """Run a read, again on a fresh snapshot if a writer removed files this one needs.
+
+        A read-only snapshot opens its table files lazily, and a writer beside it (an
+        ingest) compacts and deletes files, so a query on an older snapshot can fail with
+        "No such file or directory". The read is run once more on a new snapshot (which
+        sees newer data, never older); pass a callable that is safe to run twice.
+        """
+        try:
+            return operation()
+        except (OSError, RuntimeError) as exc:
+            if not (self.read_only and self.path is not None and _vanished(exc)):
+                raise
+        fresh = GraphStore.open(self.path, read_only=True)
+        old_pin = self._pin
+        self._store, self._pin, fresh._pin = fresh._store, fresh._pin, None
+        if old_pin is not None:
+            shutil.rmtree(old_pin, ignore_errors=True)
+        try:
+            return operation()
+        except (OSError, RuntimeError) as exc:
+            if not _vanished(exc):
+                raise
+            raise StoreError(
+                f"the store at {self.path} changed under this reader twice; run it again"
+            ) from None
 
     def __enter__(self) -> GraphStore:
         return self
@@ -196,6 +288,9 @@ class GraphStore:
         if not self.read_only and self.path is not None:
             self._store.flush()
         del self._store
+        if self._pin is not None:
+            shutil.rmtree(self._pin, ignore_errors=True)
+            self._pin = None
 
     def __len__(self) -> int:
         """The number of quads in all graphs."""
@@ -430,6 +525,28 @@ class GraphStore:
         limit: int | None = None,
     ) -> QueryResult:
         """Run SPARQL; the default graph is the union of all graphs unless told otherwise."""
+        return self.reading(
+            lambda: self._query(
+                sparql,
+                substitutions=substitutions,
+                union=union,
+                default_graphs=default_graphs,
+                named_graphs=named_graphs,
+                limit=limit,
+            )
+        )
+
+    def _query(
+        self,
+        sparql: str,
+        *,
+        substitutions: Mapping[str, Term] | None = None,
+        union: bool = True,
+        default_graphs: list[str] | None = None,
+        named_graphs: list[str] | None = None,
+        limit: int | None = None,
+    ) -> QueryResult:
+        """Run SPARQL; the default graph is the union of all graphs unless told otherwise."""
         result = self._run(sparql, substitutions, union, default_graphs, named_graphs)
         if isinstance(result, ox.QueryBoolean):
             return AskResult(bool(result))
@@ -447,6 +564,28 @@ class GraphStore:
         return GraphResult(text.decode("utf-8"))
 
     def query_serialized(
+        self,
+        sparql: str,
+        media_type: str,
+        *,
+        substitutions: Mapping[str, Term] | None = None,
+        union: bool = True,
+        default_graphs: list[str] | None = None,
+        named_graphs: list[str] | None = None,
+    ) -> tuple[bytes, str]:
+        """Run SPARQL and serialise natively. Returns (body, content type)."""
+        return self.reading(
+            lambda: self._query_serialized(
+                sparql,
+                media_type,
+                substitutions=substitutions,
+                union=union,
+                default_graphs=default_graphs,
+                named_graphs=named_graphs,
+            )
+        )
+
+    def _query_serialized(
         self,
         sparql: str,
         media_type: str,
