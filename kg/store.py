@@ -563,6 +563,21 @@ class GraphStore:
         text = ox.serialize(result, format=ox.RdfFormat.N_TRIPLES) or b""
         return GraphResult(text.decode("utf-8"))
 
+    def select_values(
+        self, sparql: str, *, union: bool = True
+    ) -> Iterator[tuple[str | None, ...]]:
+        """Stream a SELECT's rows as plain lexical values (None where unbound).
+
+        For bulk reads (millions of rows) where `query`'s typed terms cost more than the
+        values: no term objects are built and nothing is held beyond the current row.
+        """
+        result = self._run(sparql, None, union, None, None)
+        if not isinstance(result, ox.QuerySolutions):
+            raise UsageError("select_values needs a SELECT query")
+        width = len(result.variables)
+        for solution in result:
+            yield tuple(None if solution[i] is None else solution[i].value for i in range(width))
+
     def query_serialized(
         self,
         sparql: str,
