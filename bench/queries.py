@@ -254,7 +254,7 @@ SLICE_PARAMS: list[tuple[str, dict[str, str]]] = [
     ("datasets-introduced", {}),
     ("provenance", {"entity": "method/adam"}),
     ("provenance", {"entity": "task/image-classification"}),
-    ("paper-card", {"paper": "paper/arxiv/1512.03385"}),
+    ("paper-card", {"paper": "deep-residual-learning-for-image-recognition"}),
 ]
 
 
