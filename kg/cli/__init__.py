@@ -3,6 +3,7 @@
 from kg.cli import (
     core,  # noqa: F401  (registers ingest, stats, sparql, validate)
     export,  # noqa: F401  (registers export, void)
+    graph,  # noqa: F401  (registers project, similar, shared, communities)
     query,  # noqa: F401  (registers query)
     serve,  # noqa: F401  (registers serve)
 )
