@@ -227,13 +227,23 @@ class GraphStore:
         into `<store>/.kg-readers/<pid>-<n>`: hard links (milliseconds, no copy) that the
         writer cannot delete. The pin is removed on close, or by the next opener if this
         process died.
+
+        A checkpoint of a read-only store holds no write-ahead log, so the writer's latest
+        transactions (a cleared journal, removed graphs) would be missing: the logs are
+        linked in too, as a plain read-only open replays them. A log that disappears
+        meanwhile (the writer flushed it into a table the checkpoint does not list) makes
+        the open start again.
         """
+        logs = {log.name for log in path.glob("*.log")}
         live = ox.Store.read_only(str(path))
         _remove_stale_pins(path)
         pin = path / READERS_DIR / f"{os.getpid()}-{next(_PIN_NUMBERS)}"
         try:
             pin.parent.mkdir(exist_ok=True)
             live.backup(str(pin))
+            for name in sorted(logs | {log.name for log in path.glob("*.log")}):
+                (pin / name).unlink(missing_ok=True)
+                os.link(path / name, pin / name)
         except OSError as exc:
             shutil.rmtree(pin, ignore_errors=True)
             if _vanished(exc):
@@ -348,6 +358,8 @@ class GraphStore:
             store.extend(ox.Quad(ox.NamedNode(g), pending, flag, journal) for g in graphs)
             for graph in replace:
                 store.remove_graph(ox.NamedNode(graph))
+            if replace:  # journal and removals on disk before the new versions: the write-
+                store.flush()  # ahead log is not synced, and a power cut must not merge them
             try:
                 store.bulk_load(nquads, format=ox.RdfFormat.N_QUADS)
             except SyntaxError as exc:
