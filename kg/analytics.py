@@ -35,8 +35,9 @@ def _run(name: str, backend: str | None, call: Any) -> Any:
         ) from None
     except NotImplementedError as exc:
         raise UsageError(
-            f"backend {backend!r} has no {name}: {exc}; set "
-            "networkx.config.fallback_to_nx = True (NETWORKX_FALLBACK_TO_NX=1) to fall back"
+            f"backend {backend!r} has no {name} ({exc}); drop --backend and let NetworkX "
+            f"dispatch instead: NETWORKX_BACKEND_PRIORITY={backend} NETWORKX_FALLBACK_TO_NX=1 "
+            "runs what the backend has there and the rest in NetworkX"
         ) from None
 
 

@@ -65,8 +65,8 @@ BY_CHOICES = (*RELATIONS, ALL)
 
 
 def relation_names(by: str | Sequence[str]) -> tuple[str, ...]:
-    """Validate --by: one relation name, `all`, or a list of names."""
-    names = [by] if isinstance(by, str) else list(by)
+    """Validate --by: a relation name, `all`, or several names (a list or comma-separated)."""
+    names = by.split(",") if isinstance(by, str) else list(by)
     out: list[str] = []
     for name in names:
         key = name.strip().lower()

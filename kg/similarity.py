@@ -15,11 +15,12 @@ datasets; see kg.incidence). Five metrics, all over the same shared items:
 
 Each result carries the shared items that explain it, ranked by their weight in the score.
 
-Ranking is exact and sublinear in practice (`SimilarityIndex`): items are visited rarest
-first, and a paper that shares only the remaining common items is skipped once a bound shows
-it cannot reach the current k-th score, so Adam's posting list of 40 % of the archive is
-rarely read. `top_all` runs the same algorithm for a block of papers at a time with sparse
-matrix products.
+Ranking is exact without scoring every paper (`SimilarityIndex`, docs/similarity.md):
+items are visited rarest first, and papers that share only the remaining common items are
+skipped once a bound shows they cannot reach a score k papers are known to reach, so the
+posting list of an item on 40 % of the archive is rarely read. Papers are banded by mass so
+that heavy ones are searched with a tighter bound. `top_all` runs the same algorithm for
+blocks of papers with sparse matrix products.
 """
 
 from __future__ import annotations
@@ -67,16 +68,16 @@ class Metric:
     Each item has a weight (1 for the counting metrics). For papers q and p, D is the sum of
     the weights of the items they share and a paper's mass is the sum over its own items
     (for counting metrics: its item count). `score(D, q mass, p mass)` grows with D.
-    `bound(W, q mass)` is the highest score any paper can reach with q when what it shares
-    with q is a subset of q's items weighing W; `SimilarityIndex` prunes with it, so its
-    results are exact as long as the bound is.
+    `bound(W, q mass, L)` is the highest score any paper of mass at least L (L may be 0)
+    can reach with q when what it shares with q is a subset of q's items weighing W;
+    `SimilarityIndex` prunes with it, so its results are exact as long as the bound is.
     """
 
     name: str
     summary: str
     weights: Callable[[Array, int], Array]  # (papers per item, paper count) -> weight
     score: Callable[[Array, Array, Array], Array]  # D, q mass, p mass
-    bound: Callable[[Array, Array], Array]  # subset weight, q mass
+    bound: Callable[[Array, Array, float], Array]  # subset weight, q mass, least p mass
 
 
 def _ones(df: Array, n: int) -> Array:
@@ -118,9 +119,30 @@ def _sum(d: Array, qm: Array, pm: Array) -> Array:
     return np.asarray(d, dtype=np.float64)
 
 
-def _cosine_bound(w: Array, qm: Array) -> Array:
-    # D <= W, and p's mass is at least D: D / sqrt(qm pm) <= sqrt(D / qm) <= sqrt(W / qm).
-    return np.asarray(np.sqrt(np.maximum(w, 0.0) / qm))
+def _cosine_bound(w: Array, qm: Array, least: float) -> Array:
+    # D <= W, and p's mass is at least D and at least L:
+    # D / sqrt(qm pm) <= min(sqrt(W / qm), W / sqrt(qm L)).
+    w = np.maximum(w, 0.0)
+    out = np.sqrt(w / qm)
+    return np.asarray(np.minimum(out, w / np.sqrt(qm * least)) if least > 0 else out)
+
+
+def _jaccard_bound(w: Array, qm: Array, least: float) -> Array:
+    # c <= W shared and |p| >= max(L, c): c / (|q| + |p| - c) is at most W / |q| when the
+    # paper is made of the shared items, else W / (|q| + L - W).
+    with np.errstate(divide="ignore", invalid="ignore"):  # the branch np.where drops
+        return np.asarray(np.where(w < least, w / (qm + least - w), w / qm))
+
+
+def _overlap_bound(w: Array, qm: Array, least: float) -> Array:
+    # c <= W shared and |p| >= L: c / min(|q|, |p|) <= min(1, W / min(|q|, L)).
+    if least <= 0:
+        return (np.asarray(w) > 0).astype(np.float64)
+    return np.asarray(np.minimum(1.0, w / np.minimum(qm, least)))
+
+
+def _sum_bound(w: Array, qm: Array, least: float) -> Array:
+    return np.asarray(w, dtype=np.float64)
 
 
 METRICS: dict[str, Metric] = {
@@ -138,16 +160,14 @@ METRICS: dict[str, Metric] = {
             "shared items / all items of the two papers",
             _ones,
             _jaccard,
-            # c shared and |p| >= c: c / (|q| + |p| - c) <= c / |q| <= W / |q|.
-            lambda w, qm: np.asarray(w / qm),
+            _jaccard_bound,
         ),
         Metric(
             "overlap",
             "shared items / the smaller paper's items",
             _ones,
             _overlap,
-            # A paper made of one of q's items scores 1.
-            lambda w, qm: (np.asarray(w) > 0).astype(np.float64),
+            _overlap_bound,
         ),
         Metric(
             "cosine",
@@ -161,7 +181,7 @@ METRICS: dict[str, Metric] = {
             "sum over shared items of 1 / log(papers with the item)",
             _adamic_adar,
             _sum,
-            lambda w, qm: np.asarray(w, dtype=np.float64),
+            _sum_bound,
         ),
     )
 }
@@ -233,6 +253,36 @@ def _expand(starts: Array, lengths: Array) -> tuple[Array, Array]:
     return offsets, owner
 
 
+Found = tuple[Array, Array, Array]  # (block row, paper, score)
+
+
+def _merge_top(parts: list[Found], k: int) -> Found:
+    """The best k (row, paper, score) entries of each row among `parts`."""
+    rows = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, dtype=np.int64)
+    if len(rows) == 0:
+        return rows, rows.copy(), np.zeros(0)
+    papers = np.concatenate([p[1] for p in parts])
+    scores = np.concatenate([p[2] for p in parts])
+    keep = _first_k_per_row(rows, papers, scores, k)
+    return rows[keep], papers[keep], scores[keep]
+
+
+def _kth_scores(best: Found, block: int, k: int) -> Array:
+    """Per row, the k-th best score of `best` (as `_merge_top` orders it), or 0."""
+    rows, _, scores = best
+    out = np.zeros(block)
+    rank = np.arange(len(rows)) - np.searchsorted(rows, rows)
+    kth = rank == k - 1
+    out[rows[kth]] = scores[kth]
+    return out
+
+
+def _kept_indptr(indptr: Array, keep: Array) -> Array:
+    """The row pointers of a CSR matrix after dropping the entries where `keep` is False."""
+    kept = np.concatenate(([0], np.cumsum(keep)))
+    return np.asarray(kept[indptr], dtype=indptr.dtype)
+
+
 def _first_k_per_row(rows: Array, cols: Array, scores: Array, k: int) -> Array:
     """Indices of the best k entries of each row: score descending, then column ascending."""
     order = np.lexsort((cols, -scores, rows))
@@ -240,6 +290,16 @@ def _first_k_per_row(rows: Array, cols: Array, scores: Array, k: int) -> Array:
     starts = np.searchsorted(sorted_rows, sorted_rows, side="left")
     rank = np.arange(len(order)) - starts
     return np.asarray(order[rank < k])
+
+
+@dataclass(frozen=True)
+class _Band:
+    """Papers whose mass is at least `least_mass`, with posting lists over them only."""
+
+    least_mass: float
+    papers: Array  # the band's papers (rows of the incidence), ascending
+    postings: sp.csr_matrix  # items × band papers
+    df: Array  # papers of the band per item
 
 
 @dataclass
@@ -253,8 +313,12 @@ class SimilarityIndex:
     #: Posting entries read per sparse product (bounds the memory of one step).
     max_work: int = 4_000_000
     #: Rows whose visited posting lists hold more entries than this are scored densely;
-    #: None means half the papers.
+    #: None means an eighth of the papers.
     dense_work: int | None = None
+    #: Papers are split into this many bands by mass, each with its own posting lists:
+    #: a heavy paper needs more shared weight to score high, so its band is searched with a
+    #: tighter bound (length filtering). 1 turns it off.
+    mass_bands: int = 4
 
     def __post_init__(self) -> None:
         inc = self.incidence
@@ -263,7 +327,39 @@ class SimilarityIndex:
         self.weight = np.asarray(self.metric.weights(self.df, self.n_papers), dtype=np.float64)
         self.mass = np.asarray(inc.matrix @ self.weight).ravel()
         self.postings: sp.csr_matrix = inc.transposed
-        self._dense_cutoff = self.dense_work or max(1, self.n_papers // 2)
+        self._dense_cutoff = self.dense_work or max(1, self.n_papers // 8)
+        self._bands = self._split_by_mass()
+
+    def _split_by_mass(self) -> list[_Band]:
+        """The papers in bands by mass, each band with posting lists over its own papers."""
+        mass, postings = self.mass, self.postings
+        present = mass > 0
+        if not present.any() or self.mass_bands <= 1:
+            papers = np.arange(self.n_papers)
+            return [_Band(0.0, papers, postings, self.df.astype(np.float64))]
+        fractions = np.linspace(0, 1, self.mass_bands + 1)[1:-1]
+        cuts = np.unique(np.quantile(mass[present], fractions))
+        band = np.searchsorted(cuts, mass, side="right")
+        owner = band[postings.indices]
+        out = []
+        for b in range(len(cuts) + 1):
+            papers = np.flatnonzero((band == b) & present)
+            if len(papers) == 0:
+                continue
+            local = np.zeros(self.n_papers, dtype=np.int32)
+            local[papers] = np.arange(len(papers), dtype=np.int32)
+            keep = owner == b
+            part = sp.csr_matrix(
+                (
+                    postings.data[keep],
+                    local[postings.indices[keep]],
+                    _kept_indptr(postings.indptr, keep),
+                ),
+                shape=(self.n_items, len(papers)),
+            )
+            df = np.diff(part.indptr).astype(np.float64)
+            out.append(_Band(float(mass[papers].min()), papers, part, df))
+        return out
 
     @classmethod
     def build(cls, incidence: Incidence, metric: str = DEFAULT_METRIC) -> SimilarityIndex:
@@ -367,57 +463,48 @@ class SimilarityIndex:
         row_end = np.repeat(qptr[1:], qlen)
         suffix_w = np.cumsum(w[::-1])[::-1]
         suffix_w = suffix_w - np.append(suffix_w, 0.0)[row_end]
-        bound = metric.bound(suffix_w, qm[qrow])
-
         theta = self._threshold(rows, k, qrow, qptr, items, w, qm)
-        # Compared with slack, so that rounding never prunes a paper that ties.
-        floor = theta * (1 - _SLACK) - _TINY
 
-        # Visit items, rarest first, while a paper sharing only the items left could still
-        # reach the threshold: then the visited items' papers hold the whole top k.
-        visit = bound >= floor[qrow]
-        visited = np.bincount(qrow[visit], minlength=block)
-        rest_w = np.zeros(block)
-        left = visited < qlen
-        rest_w[left] = suffix_w[(qptr[:-1] + visited)[left]]
-        work = np.bincount(qrow[visit], weights=df[items[visit]], minlength=block)
+        def plan(band: _Band, theta: Array) -> tuple[Array, Array, Array, Array]:
+            """Which items to visit for the band's papers, and what is left unvisited.
 
-        found: list[tuple[Array, Array, Array]] = []
+            Items are visited rarest first while a paper of the band that shares only the
+            items left could still reach the threshold; the band's papers that share a
+            visited item then hold all of the band's top k. The threshold is compared with
+            slack, so that rounding never prunes a paper that ties.
+            """
+            floor = theta * (1 - _SLACK) - _TINY
+            visit = metric.bound(suffix_w, qm[qrow], band.least_mass) >= floor[qrow]
+            visited = np.bincount(qrow[visit], minlength=block)
+            rest_w = np.zeros(block)
+            left = visited < qlen
+            rest_w[left] = suffix_w[(qptr[:-1] + visited)[left]]
+            work = np.bincount(qrow[visit], weights=band.df[items[visit]], minlength=block)
+            return visit, rest_w, work, floor
+
         # A row that must visit most of the archive is cheaper to score densely.
-        for r in np.flatnonzero(work >= self._dense_cutoff):
-            found.append(self._dense_row(int(r), int(rows[r]), k))
-            visit &= qrow != r
-            work[r] = 0
-        for group in self._groups(work):
-            mask = visit & (qrow >= group[0]) & (qrow <= group[-1])
-            partial = self._product(qrow[mask], items[mask], w[mask], block)
-            per_row = np.diff(partial.indptr)
-            cp = partial.indices
-            cd = partial.data
-            pm = mass[cp]
-            # Upper bound: the paper also shares every unvisited item it can hold.
-            upper = metric.score(
-                cd + np.minimum(np.repeat(rest_w, per_row), pm - cd),
-                np.repeat(qm, per_row),
-                pm,
-            )
-            keep = np.flatnonzero(upper >= np.repeat(floor, per_row))
-            cr = np.searchsorted(partial.indptr, keep, side="right") - 1
-            cp = cp[keep].astype(np.int64)
-            not_self = cp != rows[cr]
-            cr, cp = cr[not_self], cp[not_self]
-            exact = self._pair_sums(cr, cp, qkeys, qweights)
-            score = np.round(metric.score(exact, qm[cr], mass[cp]), _DECIMALS)
-            positive = score > 0
-            found.append((cr[positive], cp[positive], score[positive]))
-        if not found:
-            empty = np.zeros(0, dtype=np.int64)
-            return empty, empty, np.zeros(0)
-        return (
-            np.concatenate([f[0] for f in found]),
-            np.concatenate([f[1] for f in found]),
-            np.concatenate([f[2] for f in found]),
-        )
+        total_work = sum((plan(band, theta)[2] for band in self._bands), np.zeros(block))
+        dense = total_work >= self._dense_cutoff
+        found = [self._dense_row(int(r), int(rows[r]), k) for r in np.flatnonzero(dense)]
+        best = _merge_top(found, k)
+        for band in self._bands:
+            visit, rest_w, work, floor = plan(band, theta)
+            visit &= ~dense[qrow]
+            work[dense] = 0
+            for group in self._groups(work):
+                mask = visit & (qrow >= group[0]) & (qrow <= group[-1])
+                if not mask.any():
+                    continue
+                query = sp.csr_matrix((w[mask], (qrow[mask], items[mask])), (block, self.n_items))
+                partial = (query @ band.postings).tocsr()
+                found = [
+                    best,
+                    self._survivors(partial, band, rows, rest_w, floor, qm, qkeys, qweights),
+                ]
+                best = _merge_top(found, k)
+            # The k best so far are a threshold for the bands still to come.
+            theta = np.maximum(theta, _kth_scores(best, block, k))
+        return best
 
     def _dense_row(self, r: int, row: int, k: int) -> tuple[Array, Array, Array]:
         """Every paper's exact score against one paper, from a dense accumulator."""
@@ -483,10 +570,40 @@ class SimilarityIndex:
         if start < len(work):
             yield np.arange(start, len(work))
 
-    def _product(self, rows: Array, items: Array, weights: Array, block: int) -> sp.csr_matrix:
-        """Block × papers: the weighted sum of the given (row, item) entries' posting lists."""
-        query = sp.csr_matrix((weights, (rows, items)), shape=(block, self.n_items))
-        return (query @ self.postings).tocsr()
+    def _survivors(
+        self,
+        partial: sp.csr_matrix,
+        band: _Band,
+        rows: Array,
+        rest_w: Array,
+        floor: Array,
+        qm: Array,
+        qkeys: Array,
+        qweights: Array,
+    ) -> tuple[Array, Array, Array]:
+        """Exact scores of the papers in `partial` whose upper bound reaches the threshold.
+
+        `partial` holds, per block row and paper of the band, the weight shared over the
+        visited items; the upper bound assumes the paper also shares every unvisited item it
+        can hold.
+        """
+        metric, mass = self.metric, self.mass
+        per_row = np.diff(partial.indptr)
+        cp, cd = band.papers[partial.indices], partial.data
+        pm = mass[cp]
+        upper = metric.score(
+            cd + np.minimum(np.repeat(rest_w, per_row), pm - cd), np.repeat(qm, per_row), pm
+        )
+        keep = np.flatnonzero(upper >= np.repeat(floor, per_row))
+        cr = np.searchsorted(partial.indptr, keep, side="right") - 1
+        cp = cp[keep].astype(np.int64)
+        not_self = cp != rows[cr]
+        cr, cp = cr[not_self], cp[not_self]
+        exact = self._pair_sums(cr, cp, qkeys, qweights)
+        score = np.round(metric.score(exact, qm[cr], mass[cp]), _DECIMALS)
+        # Below the threshold cannot be in the top k: k papers are known to reach it.
+        wanted = (score > 0) & (score >= floor[cr])
+        return cr[wanted], cp[wanted], score[wanted]
 
     @staticmethod
     def _entries(matrix: sp.csr_matrix) -> tuple[Array, Array, Array]:

@@ -173,3 +173,29 @@ def test_help_lists_the_graph_commands(cli: CliRunner) -> None:
     result = run(cli, "--help")
     for name in ("similar", "shared", "project", "communities"):
         assert name in result.stdout
+
+
+def test_several_relations_comma_separated(cli: CliRunner, store_path: str, tmp_path: Path) -> None:
+    result = run(cli, "--store", store_path, "similar", A, "--by", "methods,authors", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["by"] == ["methods", "authors"] and data["items"] == 19 + 4
+    path = tmp_path / "p.graphml"
+    projected = run(
+        cli,
+        "--store",
+        store_path,
+        "project",
+        "paper-paper",
+        "--by",
+        "tasks,methods",
+        "-o",
+        str(path),
+    )
+    assert projected.exit_code == 0, projected.output
+    [(_, _, edge)] = nx.read_graphml(path).edges(data=True)
+    assert edge == {"weight": 19, "methods": 19, "tasks": 0}
+    communities = run(
+        cli, "--store", store_path, "communities", "paper-paper", "--by", "methods,tasks"
+    )
+    assert communities.exit_code == 0, communities.output

@@ -230,9 +230,10 @@ def test_generated_records_agree_with_sets(synth_store: GraphStore, metric: str,
             assert weights == sorted(weights, reverse=True)
 
 
-@pytest.mark.parametrize("metric", ["idf", "jaccard", "adamic-adar"])
+@pytest.mark.parametrize("metric", list(METRICS))
 def test_every_code_path_gives_the_same_ranking(synth_store: GraphStore, metric: str) -> None:
-    """Blocks, the dense path, tiny work slices and no seed threshold: identical results."""
+    """Blocks, the dense path, tiny work slices, no seed threshold, one or many mass bands:
+    identical results."""
     inc = load_incidence(synth_store, "all")
     plain = SimilarityIndex(inc, METRICS[metric])
     reference = [plain.top_rows(np.array([r]), 10) for r in range(len(inc.papers))]
@@ -240,6 +241,8 @@ def test_every_code_path_gives_the_same_ranking(synth_store: GraphStore, metric:
         SimilarityIndex(inc, METRICS[metric], dense_work=1),
         SimilarityIndex(inc, METRICS[metric], max_work=50, seed_postings=1),
         SimilarityIndex(inc, METRICS[metric], seed_postings=0),
+        SimilarityIndex(inc, METRICS[metric], mass_bands=1),
+        SimilarityIndex(inc, METRICS[metric], mass_bands=16, max_work=500),
     ]
     for variant in [plain, *variants]:
         for rows, neighbours, scores in variant.top_all(10, chunk=37):

@@ -26,7 +26,7 @@ from kg.resources import exports_dir
 from kg.similarity import DEFAULT_BY, DEFAULT_METRIC, METRICS, SharedItem, shared, similar
 
 PANEL = "Graph"
-BY_HELP = f"Compare by: {', '.join(BY_CHOICES)}."
+BY_HELP = f"Compare by: {', '.join(BY_CHOICES)}, or several, comma-separated."
 KIND_HELP = (
     f"One of: {', '.join(KINDS)} (aliases: coauthorship, method-cooccurrence, repository-couse)."
 )
@@ -214,7 +214,7 @@ def communities_command(
         raise UsageError("--top must be at least 1")
     store = state.store()
     naming_relations = tuple(r.strip() for r in name_by.split(",") if r.strip())
-    relations = (spec.relation,) if spec.relation else relation_names(by.split(","))
+    relations = (spec.relation,) if spec.relation else relation_names(by)
     incidence = load_incidence(store, tuple(dict.fromkeys((*relations, *naming_relations))))
     graph = project(
         store,
