@@ -31,11 +31,11 @@ import os
 import re
 import tempfile
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from kg.errors import NotFoundError, ParameterError, StoreError, UsageError
 from kg.jsonld import JsonLdWriter
@@ -49,6 +49,7 @@ from kg.store import (
     serialize_lines,
 )
 from kg.terms import is_absolute_iri
+from kg.turtle import TurtleWriter
 from kg.vocab import PREFIXES
 
 #: Bytes of N-Triples sorted in memory before sorted runs spill to temporary files.
@@ -246,21 +247,19 @@ class _Reader:
         self.statements = 0
         self.nonempty = 0
 
-    def quads(self) -> Iterator[bytes]:
-        """N-Quads, graph by graph, each graph's lines sorted."""
+    def graphs_lines(self) -> Iterator[tuple[str | None, list[bytes]]]:
+        """(graph, N-Triples lines) batches, graph by graph, each graph's lines sorted."""
         for graph in self.graphs.order:
             sorter = _Sorter(self.budget)
             self.store.graph_ntriples(graph, sorter)
             if not sorter.total:
                 continue
             self.nonempty += 1
-            suffix = b" .\n" if graph is None else f" <{graph}> .\n".encode()
             for batch in sorter.batches():
                 self.statements += len(batch)
-                # Every line ends with b" .\n" and nothing else can: literals escape \n.
-                yield b"".join(batch).replace(b" .\n", suffix)
+                yield graph, batch
 
-    def union(self) -> Iterator[bytes]:
+    def union(self) -> Iterator[list[bytes]]:
         """N-Triples of the union of the graphs: graph by graph, each graph's lines sorted,
         each triple once and each subject's triples together."""
         shared = _shared_subjects(self.store, self.graphs)
@@ -276,7 +275,7 @@ class _Reader:
             for batch in sorter.batches():
                 if not shared:  # every subject lives in one graph: nothing to merge
                     self.statements += len(batch)
-                    yield b"".join(batch)
+                    yield batch
                     continue
                 kept: list[bytes] = []
                 for line in batch:
@@ -289,7 +288,7 @@ class _Reader:
                     if keep:
                         kept.append(line)
                 self.statements += len(kept)
-                yield b"".join(kept)
+                yield kept
 
 
 class _SeenSubjects:
@@ -320,24 +319,27 @@ class _SeenSubjects:
         return seen
 
 
-_SUBJECTS_IN = """SELECT ?s (COUNT(DISTINCT ?g) AS ?n)
-WHERE {{ VALUES ?g {{ {graphs} }} GRAPH ?g {{ ?s ?p ?o }} FILTER(isIRI(?s)) }} GROUP BY ?s"""
-_DEFAULT_SUBJECTS = "SELECT DISTINCT ?s WHERE { ?s ?p ?o FILTER(isIRI(?s)) }"
+# One row per (graph, subject) pair, projected to the subject: a subject in two graphs of the
+# batch comes twice. (A FILTER(isIRI(?s)) here would double the cost; blank nodes are
+# skipped in Python instead.)
+_SUBJECTS_IN = """SELECT ?s WHERE {{ {{ SELECT DISTINCT ?g ?s
+WHERE {{ VALUES ?g {{ {graphs} }} GRAPH ?g {{ ?s ?p ?o }} }} }} }}"""
+_DEFAULT_SUBJECTS = "SELECT DISTINCT ?s WHERE { ?s ?p ?o }"
 _GRAPHS_PER_QUERY = 512
 
 
 def _shared_subjects(store: GraphStore, graphs: _Graphs) -> set[bytes]:
     """The subjects (N-Triples IRIs) that more than one of the graphs describes, plus a few
-    Bloom false positives. Asked of the store in batches of graphs, as TSV (whose IRIs are
-    the N-Triples tokens), so no term objects are built."""
+    Bloom false positives. Asked of the store in batches of graphs; the rows stream in as
+    TSV (whose IRIs are the N-Triples tokens), so no term objects are built."""
     if len(graphs.order) < 2:
         return set()
     seen = _SeenSubjects(len(graphs.order))
     shared: set[bytes] = set()
 
-    def rows(sparql: str, union: bool) -> list[list[bytes]]:
-        data, _ = store.query_serialized(sparql, "text/tab-separated-values", union=union)
-        return [line.split(b"\t") for line in data.splitlines()[1:]]
+    def take(subject: bytes) -> None:
+        if subject[:1] == b"<" and seen.check_add(subject):  # not the header, nor a blank node
+            shared.add(subject)
 
     batches: list[tuple[str, bool]] = []
     if None in graphs.order:
@@ -347,18 +349,41 @@ def _shared_subjects(store: GraphStore, graphs: _Graphs) -> set[bytes]:
         values = " ".join(f"<{g}>" for g in names[i : i + _GRAPHS_PER_QUERY])
         batches.append((_SUBJECTS_IN.format(graphs=values), True))
     for sparql, union in batches:
-        for row in rows(sparql, union):
-            if (len(row) > 1 and row[1] != b"1") or seen.check_add(row[0]):
-                shared.add(row[0])
+        sink = _LineSink(take)
+        store.query_into(
+            sparql,
+            cast(IO[bytes], sink),
+            results_type="text/tab-separated-values",
+            graph_type="application/n-triples",
+            union=union,
+        )
     return shared
+
+
+class _LineSink:
+    """A file-like sink that hands each complete line written into it to `take`."""
+
+    def __init__(self, take: Callable[[bytes], None]) -> None:
+        self.take = take
+        self.rest = b""
+
+    def write(self, data: bytes) -> int:
+        lines = (self.rest + data).split(b"\n")
+        self.rest = lines.pop()
+        for line in lines:
+            self.take(line)
+        return len(data)
+
+    def flush(self) -> None:
+        pass
 
 
 # --- writing ---------------------------------------------------------------------------------
 
 
-def _write_jsonld(out: BinaryWriter, chunks: Iterable[bytes]) -> None:
+def _write_jsonld(out: BinaryWriter, batches: Iterable[list[bytes]]) -> None:
     writer = JsonLdWriter(out)
-    triples = itertools.chain.from_iterable(parse_triples(chunk) for chunk in chunks)
+    triples = itertools.chain.from_iterable(parse_triples(b"".join(b)) for b in batches)
     for subject, group in itertools.groupby(triples, key=lambda t: t[0]):
         writer.node(subject, ((p, o) for _, p, o in group))
     writer.close()
@@ -378,17 +403,26 @@ def export(
     graphs = _graphs(store, graph)
     reader = _Reader(store, graphs, sort_budget)
     if spec.name == "nquads":
-        for chunk in reader.quads():
-            out.write(chunk)
+        for name, batch in reader.graphs_lines():
+            suffix = b" .\n" if name is None else f" <{name}> .\n".encode()
+            # Every line ends with b" .\n" and nothing else can: literals escape \n.
+            out.write(b"".join(batch).replace(b" .\n", suffix))
     elif spec.name == "ntriples":
-        for chunk in reader.union():
-            out.write(chunk)
-    elif spec.name == "trig":
-        serialize_lines(reader.quads(), out, "trig", dataset=True, prefixes=PREFIXES)
+        for batch in reader.union():
+            out.write(b"".join(batch))
+    elif spec.name in ("turtle", "trig"):
+        turtle = TurtleWriter(out, PREFIXES)
+        if spec.name == "trig":
+            for name, batch in reader.graphs_lines():
+                turtle.write(batch, name)
+        else:
+            for batch in reader.union():
+                turtle.write(batch)
+        turtle.close()
     elif spec.name == "jsonld":
         _write_jsonld(out, reader.union())
     else:
-        serialize_lines(reader.union(), out, spec.name, prefixes=PREFIXES)
+        serialize_lines((b"".join(b) for b in reader.union()), out, spec.name, prefixes=PREFIXES)
     return ExportReport(
         format=spec.name,
         statements=reader.statements,

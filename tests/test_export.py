@@ -198,7 +198,9 @@ def records(draw: st.DrawFn) -> dict[str, Any]:
         ],
         "results": [
             {"task": draw(NAME), "dataset": draw(NAME), "metric": draw(NAME), "value": v}
-            for v in draw(st.lists(st.sampled_from(["15.8", "96.95%", "-", "N/A", "1e3"]), max_size=2))
+            for v in draw(
+                st.lists(st.sampled_from(["15.8", "96.95%", "-", "N/A", "1e3"]), max_size=2)
+            )
         ],
     }
     if draw(st.booleans()):
@@ -216,6 +218,62 @@ def test_every_format_round_trips_generated_records(batch: list[dict[str, Any]])
     store = GraphStore.memory()
     ingest_records(store, batch, "generated.jsonl")
     for fmt in ALL:
+        assert_same_graph(store, exported(store, fmt), fmt)
+
+
+XSD = "http://www.w3.org/2001/XMLSchema#"
+LOCAL = st.text(st.sampled_from("aZ_-.:1é%~/#"), max_size=6)
+NAMESPACE = st.sampled_from([KG, "http://purl.org/dc/terms/", "http://e.org/other/", BASE])
+LEXICAL = st.one_of(
+    TEXT,
+    st.sampled_from(["1", "+01", "-7", "1.", ".5", "2.50", "1e3", "true", "TRUE", "0", " 1"]),
+)
+DATATYPE = st.sampled_from(
+    [f"{XSD}{t}" for t in ("integer", "decimal", "boolean", "double", "date", "string")]
+    + ["http://e.org/dt", f"{KG}weird.type"]
+)
+
+
+@st.composite
+def terms_ntriples(draw: st.DrawFn) -> str:
+    """N-Triples lines of IRIs in and out of the prefixes' namespaces, blank nodes and
+    literals of every kind, for the Turtle writer."""
+    from kg.terms import literal, segment, typed
+
+    def iri() -> str:
+        return f"<{draw(NAMESPACE)}{segment(draw(LOCAL))}>"
+
+    lines = []
+    for _ in range(draw(st.integers(1, 12))):
+        subject = draw(st.one_of(st.builds(iri), st.sampled_from(["_:b1", "_:b2"])))
+        obj = draw(
+            st.one_of(
+                st.builds(iri),
+                st.sampled_from(["_:b1", "_:b3"]),
+                st.builds(literal, LEXICAL),
+                st.builds(typed, LEXICAL, DATATYPE),
+                st.builds(
+                    lambda t, lang: f"{literal(t)}@{lang}", TEXT, st.sampled_from(["en", "de-CH"])
+                ),
+            )
+        )
+        predicate = draw(
+            st.one_of(
+                st.builds(iri),
+                st.just("<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>"),
+            )
+        )
+        graph = draw(st.sampled_from(["", " <http://e.org/g1>", " <http://e.org/g2>"]))
+        lines.append(f"{subject} {predicate} {obj}{graph} .\n")
+    return "".join(lines)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(nquads=terms_ntriples())
+def test_turtle_and_trig_text_reads_back_for_any_terms(nquads: str) -> None:
+    store = GraphStore.memory()
+    store.load(nquads.encode("utf-8"), "nquads")
+    for fmt in ("turtle", "trig"):
         assert_same_graph(store, exported(store, fmt), fmt)
 
 
@@ -380,9 +438,7 @@ def test_an_unknown_graph_is_a_clear_error(seed_store: GraphStore) -> None:
 def test_a_named_construct_query_exports_one_paper_and_its_neighbourhood(
     seed_store: GraphStore,
 ) -> None:
-    subset = subset_query(
-        "paper-card", {"paper": "self-attention-attribution-interpreting"}, BASE
-    )
+    subset = subset_query("paper-card", {"paper": "self-attention-attribution-interpreting"}, BASE)
     assert subset.name == "paper-card"
     card = construct(seed_store, subset)
     titles = card.query("SELECT ?t WHERE { ?p <http://purl.org/dc/terms/title> ?t }")
@@ -429,7 +485,9 @@ def test_jsonld_is_compacted_against_the_context_one_object_per_entity(
         types = node.get("type", [])
         for t in types if isinstance(types, list) else [types]:
             assert t in ctx, t
-    paper = next(n for n in nodes if n["id"] == BASE + "paper/attention-module-is-not-only-a-weight")
+    paper = next(
+        n for n in nodes if n["id"] == BASE + "paper/attention-module-is-not-only-a-weight"
+    )
     assert paper["type"] == "Paper"
     assert paper["issued"] == "2020-04-21"  # typed by the context, so a bare string
     assert paper["venueYear"] == "2020"
