@@ -50,7 +50,7 @@ JSON = {"Accept": "application/sparql-results+json"}
 #: one starts at most every RUNAWAY_GAP_S seconds (else, on two cores, the soak would measure
 #: a machine with no CPU left rather than the server).
 KINDS = {"good": 10, "lookup": 50, "syntax": 12, "oversized": 8, "update": 10, "runaway": 10}
-RUNAWAY_GAP_S = 6.0
+RUNAWAY_GAP_S = 10.0
 
 
 @dataclass
@@ -156,7 +156,7 @@ def soak(
                         tally.good_latencies.append(elapsed)
                     if kind == "runaway":
                         tally.runaway_latencies.append(elapsed)
-                time.sleep(rng.uniform(0.05, 0.2))  # a client's think time
+                time.sleep(rng.uniform(0.1, 0.4))  # a client's think time
 
     threads = [threading.Thread(target=client_loop, args=(n,)) for n in range(clients)]
     for thread in threads:
