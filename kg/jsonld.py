@@ -2,7 +2,8 @@
 
 `Compactor` turns one subject's triples into one node object using the context's term
 definitions, without a JSON-LD processor: the export writes millions of them, and a
-general compaction (rdflib, pyld) costs seconds per 100,000 triples. It covers what kg's
+general compaction (rdflib, pyld) costs seconds per 100,000 triples. CONSTRUCT results
+(`kg sparql`, `kg query`, the server) go through the same compactor. It covers what kg's
 context uses: prefixes, simple and typed terms (`@type` "@id" or a datatype),
 `@container` "@set", and the `id`/`type` aliases. A triple that no term fits keeps a
 compact-IRI key and an explicit value object, so the output always expands back to the
@@ -38,11 +39,21 @@ def context() -> dict[str, Any]:
 
 
 def compact_ntriples(ntriples: str) -> str:
-    """Compact N-Triples text to JSON-LD against kg's context (via rdflib)."""
-    import rdflib
+    """Compact N-Triples text (a CONSTRUCT result, say) to JSON-LD against kg's context, in
+    the shape `kg export --format jsonld` writes: one object per subject."""
+    import io
+    import itertools
 
-    graph = rdflib.Graph().parse(data=ntriples, format="nt")
-    return graph.serialize(format="json-ld", context=context(), indent=1, sort_keys=True)
+    from kg.store import parse_triples
+
+    lines = sorted({line for line in ntriples.encode("utf-8").splitlines() if line.strip()})
+    out = io.BytesIO()
+    writer = JsonLdWriter(out)
+    triples = parse_triples(b"\n".join(lines)) if lines else iter(())
+    for subject, group in itertools.groupby(triples, key=lambda t: t[0]):
+        writer.node(subject, ((p, o) for _, p, o in group))
+    writer.close()
+    return out.getvalue().decode("utf-8")
 
 
 @dataclass(frozen=True)

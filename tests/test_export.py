@@ -529,6 +529,20 @@ def test_jsonld_keeps_what_no_term_fits() -> None:
     assert node["http://e/unknown"] == {"@value": "x", "@type": "http://e/type"}
 
 
+def test_construct_results_are_compacted_the_same_way(seed_store: GraphStore) -> None:
+    """`kg sparql/query --format jsonld` and the server use the same compactor."""
+    from kg.jsonld import compact_ntriples
+
+    card = seed_store.query(f"CONSTRUCT {{ ?p ?x ?y }} WHERE {{ ?p a <{KG}Paper> ; ?x ?y }}")
+    assert isinstance(card, GraphResult)
+    text = compact_ntriples(card.ntriples + card.ntriples)  # duplicates are dropped
+    nodes = json.loads(text)["@graph"]
+    assert [n["type"] for n in nodes] == ["Paper", "Paper"]
+    back = reimport(text.encode(), "jsonld")
+    assert union_lines(back) == set(card.ntriples.splitlines())
+    assert json.loads(compact_ntriples(""))["@graph"] == []
+
+
 def test_jsonld_refuses_an_iri_that_would_read_back_as_a_compact_iri() -> None:
     compactor = Compactor(context())
     assert compactor.compact_iri(f"{KG}Paper") == "kg:Paper"
