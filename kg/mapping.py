@@ -399,7 +399,7 @@ class RecordMapper:
             named = link.text("paper_slug")
             if named and slug and named != slug:
                 raise RecordError(
-                    f"names paper {named!r} but the record is about {slug!r}",
+                    f"names paper {named[:80]!r} but the record is about {slug[:80]!r}",
                     field=link.where("paper_slug"),
                 )
             url = link.text("repo_url", required=True)
