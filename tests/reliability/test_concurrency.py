@@ -110,12 +110,21 @@ def test_a_second_writer_fails_fast_with_a_clear_message(
             break  # the first writer finished meanwhile: the second may legitimately run
         assert_clean_failure(second, "is busy", "another kg process is writing")
         refusals += 1
-        server = run_kg(
-            "--store", str(store), "serve", "--port", "0", "--allow-update",
-            "--update-token", "t", timeout=120,
+        server = start_kg(
+            "--store", str(store), "serve", "--port", "0", "--allow-update", "--update-token", "t",
         )  # fmt: skip
-        if writer.poll() is None:
-            assert_clean_failure(server, "is busy")
+        try:
+            out, err = server.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            # Still running: it got the store, which is only right if the ingest ended first.
+            server.kill()
+            server.communicate()
+            assert writer.poll() is not None, "a writing server started beside a writer"
+            break
+        assert_clean_failure(
+            subprocess.CompletedProcess(server.args, server.returncode, out.decode(), err.decode()),
+            "is busy",
+        )
     assert refusals >= 1, "the first ingest ended before a second writer could try"
     finish(writer, store, inputs)
     again = run_kg("--store", str(store), "ingest", str(inputs["second"]), "--json")
