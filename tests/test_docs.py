@@ -41,3 +41,10 @@ def test_every_command_has_help_and_is_in_the_readme() -> None:
     for name, help_text in commands.items():
         assert help_text.strip(), f"kg {name} has no help text"
         assert f"`kg {name}" in README, f"kg {name} is not documented in README.md"
+
+
+def test_readme_links_point_at_files_that_exist() -> None:
+    targets = re.findall(r"\]\(((?!https?://)[^)#]+)\)", README)
+    assert targets, "the README links to its docs"
+    missing = [t for t in targets if not (ROOT / t).exists()]
+    assert missing == []
