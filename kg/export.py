@@ -7,11 +7,11 @@ each graph in turn.
 
 Union. Formats without named graphs (N-Triples, Turtle, RDF/XML, JSON-LD) write the union
 of all graphs, each triple once and each subject's triples together (one Turtle block, one
-JSON-LD object per entity). A first pass asks the store which subjects more than one graph
-describes (a Bloom filter over the subjects of batches of graphs, so memory stays flat);
-those subjects are written whole, from every graph, where they first occur, and skipped
-after. Every other subject lives in one graph, so its triples are written as they come.
-Only the shared subjects are held in memory: the dump graphs share each paper's IRI.
+JSON-LD object per entity). A first pass asks the store for the subjects of each batch of
+graphs and finds those that several graphs describe (a 64-bit hash per graph and subject,
+12 bytes with its batch number: the dump graphs share each paper's IRI, records share
+none). Those subjects are written whole, from every graph, where they first occur, and
+skipped after; every other subject lives in one graph and its lines go out as they come.
 
 Memory. Oxigraph writes each graph's N-Triples natively into a sorter that keeps at most
 the sort budget in memory and spills sorted runs of a larger graph to temporary files,
@@ -31,7 +31,7 @@ import os
 import re
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -262,18 +262,19 @@ class _Reader:
     def union(self) -> Iterator[list[bytes]]:
         """N-Triples of the union of the graphs: graph by graph, each graph's lines sorted,
         each triple once and each subject's triples together."""
-        shared = _shared_subjects(self.store, self.graphs)
+        sharing = _sharing(self.store, self.graphs)
         skip = set(self.graphs.skipped)
-        written: set[bytes] = set()
+        written: set[int] = set()
         for graph in self.graphs.order:
             sorter = _Sorter(self.budget)
             self.store.graph_ntriples(graph, sorter)
             if not sorter.total:
                 continue
             self.nonempty += 1
+            clean = sharing.batch_of[graph] not in sharing.dirty
             previous, keep = b"", True
             for batch in sorter.batches():
-                if not shared:  # every subject lives in one graph: nothing to merge
+                if clean:  # no subject here is described by another graph: nothing to merge
                     self.statements += len(batch)
                     yield batch
                     continue
@@ -281,9 +282,11 @@ class _Reader:
                 for line in batch:
                     subject = line[: line.index(b" ")]
                     if subject != previous:
-                        previous, keep = subject, subject not in shared
-                        if not keep and subject not in written:
-                            written.add(subject)  # write it whole, from every graph, once
+                        key = hash(subject)
+                        previous = subject
+                        keep = subject[:1] != b"<" or key not in sharing.subjects
+                        if not keep and key not in written:
+                            written.add(key)  # write it whole, from every graph, once
                             kept += self.store.subject_ntriples(subject[1:-1].decode(), skip)
                     if keep:
                         kept.append(line)
@@ -291,65 +294,49 @@ class _Reader:
                 yield kept
 
 
-class _SeenSubjects:
-    """A Bloom filter of subjects (N-Triples bytes): no false negatives, few false positives.
+@dataclass
+class _Sharing:
+    """The subjects that several graphs describe, by `hash` of their N-Triples token, and the
+    batches of graphs that hold one (the others need no per-line look)."""
 
-    Sized at about 512 bits per graph (a record graph has some 30 subjects), between 8 KiB
-    and 32 MiB: at the cap, 4 probes give about 0.1% false positives at 13 M subjects (the
-    full archive). A false positive only costs a subject read from every graph.
-    """
-
-    def __init__(self, graphs: int) -> None:
-        bits = min(max(1 << 16, 1 << (graphs * 512).bit_length()), 1 << 28)
-        self.mask = bits - 1
-        self.bits = bytearray(bits >> 3)
-
-    def check_add(self, key: bytes) -> bool:
-        """Whether `key` was (probably) added before; adds it."""
-        h = hash(key)
-        step = (h >> 32) | 1
-        seen = True
-        bits, mask = self.bits, self.mask
-        for i in range(4):
-            pos = (h + i * step) & mask
-            byte, bit = pos >> 3, 1 << (pos & 7)
-            if not bits[byte] & bit:
-                seen = False
-                bits[byte] |= bit
-        return seen
+    subjects: set[int]
+    dirty: set[int]
+    batch_of: dict[str | None, int]
 
 
 # One row per (graph, subject) pair, projected to the subject: a subject in two graphs of the
-# batch comes twice. (A FILTER(isIRI(?s)) here would double the cost; blank nodes are
-# skipped in Python instead.)
+# batch comes twice. (A FILTER(isIRI(?s)) would double the cost; blank nodes and the header
+# row are harmless: pass 2 merges IRIs only.)
 _SUBJECTS_IN = """SELECT ?s WHERE {{ {{ SELECT DISTINCT ?g ?s
 WHERE {{ VALUES ?g {{ {graphs} }} GRAPH ?g {{ ?s ?p ?o }} }} }} }}"""
 _DEFAULT_SUBJECTS = "SELECT DISTINCT ?s WHERE { ?s ?p ?o }"
 _GRAPHS_PER_QUERY = 512
 
 
-def _shared_subjects(store: GraphStore, graphs: _Graphs) -> set[bytes]:
-    """The subjects (N-Triples IRIs) that more than one of the graphs describes, plus a few
-    Bloom false positives. Asked of the store in batches of graphs; the rows stream in as
-    TSV (whose IRIs are the N-Triples tokens), so no term objects are built."""
-    if len(graphs.order) < 2:
-        return set()
-    seen = _SeenSubjects(len(graphs.order))
-    shared: set[bytes] = set()
-
-    def take(subject: bytes) -> None:
-        if subject[:1] == b"<" and seen.check_add(subject):  # not the header, nor a blank node
-            shared.add(subject)
+def _sharing(store: GraphStore, graphs: _Graphs) -> _Sharing:
+    """Ask the store, a batch of graphs at a time, for the subjects of each graph; keep a
+    64-bit hash per (graph, subject) pair (12 bytes with its batch number) and find the
+    hashes that occur twice. The rows stream in as TSV (whose IRIs are the N-Triples
+    tokens) and are hashed in C, so no term objects are built. A hash collision only makes
+    a subject look shared, which costs a read from the store, never a wrong triple."""
+    import numpy as np
 
     batches: list[tuple[str, bool]] = []
+    batch_of: dict[str | None, int] = {}
     if None in graphs.order:
+        batch_of[None] = 0
         batches.append((_DEFAULT_SUBJECTS, False))
     names = [g for g in graphs.order if g is not None]
     for i in range(0, len(names), _GRAPHS_PER_QUERY):
-        values = " ".join(f"<{g}>" for g in names[i : i + _GRAPHS_PER_QUERY])
-        batches.append((_SUBJECTS_IN.format(graphs=values), True))
-    for sparql, union in batches:
-        sink = _LineSink(take)
+        chunk = names[i : i + _GRAPHS_PER_QUERY]
+        batch_of.update(dict.fromkeys(chunk, len(batches)))
+        batches.append((_SUBJECTS_IN.format(graphs=" ".join(f"<{g}>" for g in chunk)), True))
+    if len(graphs.order) < 2:
+        return _Sharing(set(), set(), batch_of)
+    hashes: list[Any] = []
+    numbers: list[Any] = []
+    for number, (sparql, union) in enumerate(batches):
+        sink = _HashSink()
         store.query_into(
             sparql,
             cast(IO[bytes], sink),
@@ -357,21 +344,31 @@ def _shared_subjects(store: GraphStore, graphs: _Graphs) -> set[bytes]:
             graph_type="application/n-triples",
             union=union,
         )
-    return shared
+        hashes.append(np.array(sink.hashes, dtype=np.int64))
+        numbers.append(np.full(len(sink.hashes), number, dtype=np.int32))
+    all_hashes = np.concatenate(hashes)
+    order = np.argsort(all_hashes, kind="stable")
+    sorted_hashes, batch_numbers = all_hashes[order], np.concatenate(numbers)[order]
+    twice = sorted_hashes[1:] == sorted_hashes[:-1]
+    repeated = np.zeros(len(sorted_hashes), dtype=bool)
+    repeated[1:] |= twice
+    repeated[:-1] |= twice
+    return _Sharing(
+        set(sorted_hashes[repeated].tolist()), set(batch_numbers[repeated].tolist()), batch_of
+    )
 
 
-class _LineSink:
-    """A file-like sink that hands each complete line written into it to `take`."""
+class _HashSink:
+    """A file-like sink that keeps the `hash` of each complete line written into it."""
 
-    def __init__(self, take: Callable[[bytes], None]) -> None:
-        self.take = take
+    def __init__(self) -> None:
+        self.hashes: list[int] = []
         self.rest = b""
 
     def write(self, data: bytes) -> int:
         lines = (self.rest + data).split(b"\n")
         self.rest = lines.pop()
-        for line in lines:
-            self.take(line)
+        self.hashes.extend(map(hash, lines))
         return len(data)
 
     def flush(self) -> None:
