@@ -106,7 +106,6 @@ class Term:
     inside: int  # papers of the community that have it
     overall: int  # papers that have it
     lift: float  # (inside / community papers) / (overall / all papers)
-    label: str | None = None
 
 
 @dataclass
@@ -116,10 +115,6 @@ class Community:
     papers: int  # papers behind the members (themselves, or the papers of the items)
     terms: list[Term] = field(default_factory=list)
     central: list[Any] = field(default_factory=list)  # members by PageRank, highest first
-
-    @property
-    def name(self) -> str:
-        return " · ".join(t.label or t.iri for t in self.terms) or "(no characteristic items)"
 
 
 def member_papers(graph: nx.Graph, members: Iterable[Any], inc: Incidence) -> np.ndarray:
