@@ -42,7 +42,10 @@ from kg.vocab import KG
 
 #: The journal graph lives outside the base so that no instance IRI can collide with it.
 JOURNAL_GRAPH = "urn:x-kg:journal"
-_PENDING = KG.pendingLoad[1:-1]
+#: What follows a graph's IRI on its journal line (N-Quads): "this graph is being loaded".
+_PENDING_SUFFIX = (
+    f' {KG.pendingLoad} "true"^^<http://www.w3.org/2001/XMLSchema#boolean> <{JOURNAL_GRAPH}> .\n'
+)
 T = TypeVar("T")
 #: Where read-only snapshots pin their files (see GraphStore._open_snapshot).
 READERS_DIR = ".kg-readers"
@@ -352,10 +355,12 @@ class GraphStore:
         """
         store = self._writable()
         journal = ox.NamedNode(JOURNAL_GRAPH)
-        pending = ox.NamedNode(_PENDING)
-        flag = ox.Literal(True)
         try:
-            store.extend(ox.Quad(ox.NamedNode(g), pending, flag, journal) for g in graphs)
+            # One transaction, parsed natively: a quad object per graph costs ~30 us each.
+            store.load(
+                "".join(f"<{g}>{_PENDING_SUFFIX}" for g in graphs).encode(),
+                format=ox.RdfFormat.N_QUADS,
+            )
             for graph in replace:
                 store.remove_graph(ox.NamedNode(graph))
             if replace:  # journal and removals on disk before the new versions: the write-
@@ -736,6 +741,16 @@ class GraphStore:
         """One graph's triples (None: the default graph) as N-Triples lines, written natively
         into `out` in 8 KiB pieces, in store order."""
         self._store.dump(out, format=ox.RdfFormat.N_TRIPLES, from_graph=_graph(graph))  # type: ignore[arg-type]
+
+    def triple_graphs(self, ntriples_line: bytes) -> list[str | None]:
+        """The graphs (None: the default graph) that hold the triple on one N-Triples line."""
+        triple = next(iter(ox.parse(ntriples_line, format=ox.RdfFormat.N_TRIPLES)))
+        return [
+            q.graph_name.value if isinstance(q.graph_name, ox.NamedNode) else None
+            for q in self._store.quads_for_pattern(
+                triple.subject, triple.predicate, triple.object, None
+            )
+        ]
 
     def subject_ntriples(self, subject: str, skip_graphs: Iterable[str] = ()) -> list[bytes]:
         """Every triple about the IRI `subject` in any graph (but the journal and
