@@ -30,6 +30,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from measure import peak_rss_mb  # bench/measure.py
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
@@ -40,7 +42,7 @@ def usage() -> dict[str, float]:
     self = resource.getrusage(resource.RUSAGE_SELF)
     return {
         "cpu_seconds": self.ru_utime + self.ru_stime,
-        "peak_rss_mb": self.ru_maxrss / 1024,
+        "peak_rss_mb": peak_rss_mb(),
     }
 
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -28,14 +27,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from measure import peak_rss_mb  # bench/measure.py
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 BASE = "https://w3id.org/kg/id/"
-
-
-def peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 # --- variants (each runs in its own process) ----------------------------------------------

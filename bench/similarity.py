@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from measure import peak_rss_mb  # bench/measure.py
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -56,10 +57,6 @@ from kg.synth_dumps import N_LINKS, N_PAPERS, ArchiveFactory, write_archive  # n
 BASE = "https://w3id.org/kg/id/"
 SECTION = "## Similarity (`bench/similarity.py`, issue 5)"
 RELATIONS = ("methods", "repositories", "tasks", "authors")
-
-
-def peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 # --- 1. the generated graph ---------------------------------------------------------------
