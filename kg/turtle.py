@@ -2,7 +2,7 @@
 
 N-Triples is a subset of Turtle: every N-Triples term is a valid Turtle term, escapes
 included. So grouping the lines of a subject into one statement (`;` between predicates,
-`,` between objects), writing `a` for rdf:type, prefixed names for IRIs in a known
+`,` between objects), writing `a` for rdf:type (first), prefixed names for IRIs in a known
 namespace and bare numbers and booleans is text work on the lines, several times faster
 than parsing them into terms and serialising again. The input comes from Oxigraph's
 N-Triples writer, so its shape is fixed: `S P O .` with single spaces, S and P without
@@ -11,14 +11,16 @@ spaces, and every line ending in " .\\n".
 
 from __future__ import annotations
 
+import bisect
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from kg.store import BinaryWriter
 
 _RDF_TYPE = b"<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>"
+_TYPE_SP = _RDF_TYPE + b" "
 _XSD = "http://www.w3.org/2001/XMLSchema#"
 # A conservative PN_LOCAL: what every Turtle parser reads back as the same local name.
 _LOCAL = re.compile(rb"[A-Za-z_][A-Za-z0-9_-]*\Z")
@@ -41,92 +43,146 @@ class TurtleWriter:
         self.prefixes = [(f"<{ns}".encode(), f"{name}:".encode()) for name, ns in prefixes.items()]
         self.namespaces = tuple(ns for ns, _ in self.prefixes)
         self.names: dict[bytes, bytes] = {}  # IRIs in a known namespace -> prefixed names
+        self.predicates: dict[bytes, bytes] = {_RDF_TYPE: b"a"}
+        self.datatypes: dict[bytes, bytes] = {}
         self.graph: bytes | None = None
-        self.subject = b""
-        self.block: list[tuple[bytes, bytes]] = []  # the current subject's (predicate, object)
+        self.indent = b""
+        self.continuation = b" ;\n\t"
+        self.subject_sp = b"\0"  # the current subject and a space: never a line's start
+        self.block: list[bytes] = []  # the lines of the last subject, which may go on
         out.write(b"".join(b"@prefix " + name + b" " + ns + b"> .\n" for ns, name in self.prefixes))
 
     # -- terms --------------------------------------------------------------------------------
-    def iri(self, token: bytes) -> bytes:
-        """An N-Triples IRI token as a prefixed name when one reads back the same."""
-        if not token.startswith(self.namespaces):
-            return token
-        name = self.names.get(token)
-        if name is None:
-            name = token
-            for ns, prefix in self.prefixes:
-                if token.startswith(ns):
-                    local = token[len(ns) : -1]
-                    if _LOCAL.match(local):
-                        name = prefix + local
-                        break
-            self.names[token] = name
+    def _name(self, token: bytes) -> bytes:
+        """An IRI token in a known namespace as a prefixed name, when one reads back the same."""
+        name = token
+        for ns, prefix in self.prefixes:
+            if token.startswith(ns):
+                local = token[len(ns) : -1]
+                if _LOCAL.match(local):
+                    name = prefix + local
+                break
+        self.names[token] = name
         return name
 
-    def term(self, token: bytes) -> bytes:
-        if token[:1] == b"<":
-            return self.iri(token)
-        if token[:1] != b'"':
-            return token  # a blank node (or an RDF 1.2 triple term, the same in Turtle)
-        close = token.rindex(b'"')
-        suffix = token[close + 1 :]
-        if not suffix.startswith(b"^^"):
-            return token  # a plain string or a language-tagged one
-        datatype = suffix[2:]
+    def _predicate(self, token: bytes) -> bytes:
+        name = self._name(token) if token.startswith(self.namespaces) else token
+        self.predicates[token] = name
+        return name
+
+    def _typed(self, token: bytes) -> bytes:
+        """A typed literal: bare when its datatype allows, else with a prefixed datatype."""
+        close = token.rindex(b'"^^<')
+        datatype = token[close + 3 :]
         bare = _BARE.get(datatype)
         lexical = token[1:close]
         if bare is not None and bare.match(lexical):
             return lexical
-        return token[: close + 1] + b"^^" + self.iri(datatype)
+        name = self.datatypes.get(datatype)
+        if name is None:
+            name = self.datatypes[datatype] = b"^^" + (
+                self._name(datatype) if datatype.startswith(self.namespaces) else datatype
+            )
+        return token[: close + 1] + name
 
     # -- statements ---------------------------------------------------------------------------
-    def _flush(self) -> list[bytes]:
-        """The current subject's statement: rdf:type first, then by predicate, objects by ','."""
-        if not self.block:
-            return []
-        indent = b"\t" if self.graph is not None else b""
-        types = [po for po in self.block if po[0] == _RDF_TYPE]
-        rest = [po for po in self.block if po[0] != _RDF_TYPE] if types else self.block
-        parts = [indent, self.term(self.subject)]
-        predicate = b""
-        for p, o in (*types, *rest):
-            if p == predicate:
-                parts += (b" , ", self.term(o))
-                continue
-            parts.append(b" ;\n\t" + indent if predicate else b" ")
-            parts += (b"a" if p == _RDF_TYPE else self.iri(p), b" ", self.term(o))
-            predicate = p
-        parts.append(b" .\n")
-        self.block = []
-        return parts
+    def _term(self, token: bytes) -> bytes:
+        """An object token as Turtle (what `_runs` does inline)."""
+        if token[0] == 60:  # '<'
+            if token.startswith(self.namespaces):
+                return self.names.get(token) or self._name(token)
+        elif token[0] == 34 and token[-1] == 62:  # '"...">': a typed literal
+            return self._typed(token)
+        return token
 
-    def write(self, lines: Iterable[bytes], graph: str | None = None) -> None:
+    def _runs(self, lines: list[bytes], parts: list[bytes], start: bytes) -> bytes:
+        """Sorted lines of one subject as `predicate object , object` runs; returns the
+        separator for what follows.
+
+        One pass, a few byte operations a line: a line that starts with the last line's
+        subject and predicate (and its space: an IRI holds no space) adds an object.
+        """
+        n = len(self.subject_sp)
+        namespaces, predicates, names = self.namespaces, self.predicates, self.names
+        continuation = self.continuation
+        separator = start
+        previous = b"\0"  # the last line's "S P ": never a line's start
+        for line in lines:
+            if line.startswith(previous):
+                o = line[len(previous) : -3]
+                parts.append(b" , ")
+            else:
+                cut = line.index(b" ", n)
+                previous = line[: cut + 1]
+                predicate = line[n:cut]
+                o = line[cut + 1 : -3]
+                parts += (separator, predicates.get(predicate) or self._predicate(predicate), b" ")
+                separator = continuation
+            if o[0] == 60:  # '<' (this is `_term`, inlined: it runs for every line)
+                if o.startswith(namespaces):
+                    o = names.get(o) or self._name(o)
+            elif o[0] == 34 and o[-1] == 62:  # '"...">': a typed literal
+                o = self._typed(o)
+            parts.append(o)
+        return separator
+
+    def _statement(self, block: list[bytes], parts: list[bytes]) -> None:
+        """One subject's sorted lines as one statement, rdf:type first."""
+        subject_sp = self.subject_sp
+        subject = subject_sp[:-1]
+        if subject[:1] == b"<" and subject.startswith(self.namespaces):
+            subject = self.names.get(subject) or self._name(subject)
+        parts.append(self.indent + subject)
+        lo = bisect.bisect_left(block, subject_sp + _TYPE_SP)
+        hi = bisect.bisect_left(block, subject_sp + _TYPE_SP[:-1] + b"!", lo)
+        separator = b" "
+        if lo < hi:  # the rdf:type lines are one run: write it first, as `a`
+            cut = len(subject_sp) + len(_TYPE_SP)
+            parts += (b" a ", b" , ".join([self._term(line[cut:-3]) for line in block[lo:hi]]))
+            separator = self.continuation
+            block = block[:lo] + block[hi:]  # still sorted
+        self._runs(block, parts, separator)
+        parts.append(b" .\n")
+
+    def write(self, lines: list[bytes], graph: str | None = None) -> None:
         """Add sorted N-Triples lines (a subject's lines together) of `graph`."""
         parts: list[bytes] = []
         name = None if graph is None else f"<{graph}>".encode()
         if name != self.graph:
-            parts += self._flush()
+            if self.block:
+                self._statement(self.block, parts)
+                self.block = []
             if self.graph is not None:
                 parts.append(b"}\n")
             if name is not None:
                 parts += (b"\n", name, b" {\n")
-            self.graph, self.subject = name, b""
-        subject, block = self.subject, self.block
-        for line in lines:
-            s_end = line.index(b" ")
-            p_end = line.index(b" ", s_end + 1)
-            s = line[:s_end]
-            if s != subject:
-                self.block = block
-                parts += self._flush()
-                block = self.block
-                subject = self.subject = s
-            block.append((line[s_end + 1 : p_end], line[p_end + 1 : -3]))
-        self.block = block
+            self.graph, self.subject_sp = name, b"\0"
+            self.indent = b"\t" if name is not None else b""
+            self.continuation = b" ;\n\t" + self.indent
+        i, end = 0, len(lines)
+        if self.block and end:  # the subject the previous lines ended with may go on here
+            if lines[0].startswith(self.subject_sp):
+                i = bisect.bisect_left(lines, self.subject_sp[:-1] + b"!")
+                self.block = sorted(self.block + lines[:i])  # (the union: from two graphs)
+            if i < end:
+                self._statement(self.block, parts)
+                self.block = []
+        while i < end:
+            line = lines[i]
+            self.subject_sp = line[: line.index(b" ") + 1]
+            j = bisect.bisect_left(lines, self.subject_sp[:-1] + b"!", i + 1)
+            if j == end:  # may go on in the next lines
+                self.block = lines[i:j]
+                break
+            self._statement(lines[i:j], parts)
+            i = j
         self.out.write(b"".join(parts))
 
     def close(self) -> None:
-        parts = self._flush()
+        parts: list[bytes] = []
+        if self.block:
+            self._statement(self.block, parts)
+            self.block = []
         if self.graph is not None:
             parts.append(b"}\n")
         self.out.write(b"".join(parts))
