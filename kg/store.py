@@ -38,6 +38,7 @@ from kg.errors import (
     UsageError,
 )
 from kg.results import AskResult, GraphResult, QueryResult, Row, SelectResult, Term
+from kg.sparql_scan import scan
 from kg.vocab import KG
 
 #: The journal graph lives outside the base so that no instance IRI can collide with it.
@@ -520,7 +521,7 @@ class GraphStore:
         kwargs: dict[str, Any] = {}
         if default_graphs is not None:
             kwargs["default_graph"] = [ox.NamedNode(g) for g in default_graphs]
-        elif union:
+        elif union and not scan(sparql).has_dataset:  # a FROM / FROM NAMED overrides it
             kwargs["use_default_graph_as_union"] = True
         if named_graphs is not None:
             kwargs["named_graphs"] = [ox.NamedNode(g) for g in named_graphs]

@@ -122,6 +122,22 @@ def test_sparql_formats(cli: CliRunner, tmp_path: Path, seed_paths: list[Path]) 
     assert wrong.exit_code == 2 and "--format turtle is for CONSTRUCT" in wrong.stderr
 
 
+def test_from_and_from_named_narrow_the_union_default_graph(
+    cli: CliRunner, tmp_path: Path, seed_paths: list[Path]
+) -> None:
+    store = str(tmp_path / "s")
+    assert run(cli, "--store", store, "ingest", *map(str, seed_paths)).exit_code == 0
+    graph = "https://w3id.org/kg/id/graph/record/paper/attention-module-is-not-only-a-weight"
+    papers = run(cli, "--store", store, "sparql", "-f", "json", Q_PAPERS).stdout
+    assert count(papers) == 2  # no FROM: the union of all graphs
+    narrowed = Q_PAPERS.replace("WHERE", f"FROM <{graph}> WHERE")
+    assert count(run(cli, "--store", store, "sparql", "-f", "json", narrowed).stdout) == 1
+    named = f"SELECT (COUNT(DISTINCT ?g) AS ?n) FROM NAMED <{graph}> WHERE {{ GRAPH ?g {{ ?s ?p ?o }} }}"
+    assert count(run(cli, "--store", store, "sparql", "-f", "json", named).stdout) == 1
+    empty = f"SELECT (COUNT(*) AS ?n) FROM NAMED <{graph}> WHERE {{ ?s ?p ?o }}"
+    assert count(run(cli, "--store", store, "sparql", "-f", "json", empty).stdout) == 0
+
+
 def test_sparql_syntax_error_is_one_clear_line(cli: CliRunner, tmp_path: Path, seed_paths: list[Path]) -> None:
     store = str(tmp_path / "s")
     run(cli, "--store", store, "ingest", str(seed_paths[0]))
