@@ -267,7 +267,7 @@ class _Reader:
         lines looked up in the store and skipped when an earlier graph holds it. Such a
         subject's triples therefore come in one block per graph that describes it.
         """
-        seen = _SeenSubjects(len(self.graphs.order))
+        seen = _SeenSubjects(len(self.graphs.order)).check_add
         rank: dict[str | None, int] = {}
         for graph in self.graphs.order:
             sorter = _Sorter(self.budget)
@@ -277,7 +277,7 @@ class _Reader:
             self.nonempty += 1
             here = rank[graph] = len(rank)
             for batch in sorter.batches():
-                again = {s for s in _subjects(batch) if seen.check_add(s)}
+                again = {s for s in _subjects(batch) if seen(s)}
                 if again:  # (a subject continued from the previous batch lands here too)
                     batch = [
                         line

@@ -45,6 +45,7 @@ class TurtleWriter:
         self.names: dict[bytes, bytes] = {}  # IRIs in a known namespace -> prefixed names
         self.predicates: dict[bytes, bytes] = {_RDF_TYPE: b"a"}
         self.datatypes: dict[bytes, bytes] = {}
+        self.typed: dict[bytes, bytes] = {}  # short typed literals -> Turtle (bounded)
         self.graph: bytes | None = None
         self.indent = b""
         self.continuation = b" ;\n\t"
@@ -77,13 +78,17 @@ class TurtleWriter:
         bare = _BARE.get(datatype)
         lexical = token[1:close]
         if bare is not None and bare.match(lexical):
-            return lexical
-        name = self.datatypes.get(datatype)
-        if name is None:
-            name = self.datatypes[datatype] = b"^^" + (
-                self._name(datatype) if datatype.startswith(self.namespaces) else datatype
-            )
-        return token[: close + 1] + name
+            turtle = lexical
+        else:
+            name = self.datatypes.get(datatype)
+            if name is None:
+                name = self.datatypes[datatype] = b"^^" + (
+                    self._name(datatype) if datatype.startswith(self.namespaces) else datatype
+                )
+            turtle = token[: close + 1] + name
+        if len(token) < 64 and len(self.typed) < 1 << 16:  # years, flags, counts repeat
+            self.typed[token] = turtle
+        return turtle
 
     # -- statements ---------------------------------------------------------------------------
     def _term(self, token: bytes) -> bytes:
@@ -103,7 +108,12 @@ class TurtleWriter:
         subject and predicate (and its space: an IRI holds no space) adds an object.
         """
         n = len(self.subject_sp)
-        namespaces, predicates, names = self.namespaces, self.predicates, self.names
+        namespaces, predicates, names, typed = (
+            self.namespaces,
+            self.predicates,
+            self.names,
+            self.typed,
+        )
         continuation = self.continuation
         separator = start
         previous = b"\0"  # the last line's "S P ": never a line's start
@@ -122,7 +132,7 @@ class TurtleWriter:
                 if o.startswith(namespaces):
                     o = names.get(o) or self._name(o)
             elif o[0] == 34 and o[-1] == 62:  # '"...">': a typed literal
-                o = self._typed(o)
+                o = typed.get(o) or self._typed(o)
             parts.append(o)
         return separator
 
@@ -133,8 +143,13 @@ class TurtleWriter:
         if subject[:1] == b"<" and subject.startswith(self.namespaces):
             subject = self.names.get(subject) or self._name(subject)
         parts.append(self.indent + subject)
-        lo = bisect.bisect_left(block, subject_sp + _TYPE_SP)
-        hi = bisect.bisect_left(block, subject_sp + _TYPE_SP[:-1] + b"!", lo)
+        typed = subject_sp + _TYPE_SP
+        lo = bisect.bisect_left(block, typed)
+        hi = lo
+        if lo < len(block) and block[lo].startswith(typed):
+            hi = lo + 1  # mostly one type; else the run ends where "S rdf:type" does
+            if hi < len(block) and block[hi].startswith(typed):
+                hi = bisect.bisect_left(block, typed[:-1] + b"!", hi)
         separator = b" "
         if lo < hi:  # the rdf:type lines are one run: write it first, as `a`
             cut = len(subject_sp) + len(_TYPE_SP)
