@@ -247,14 +247,18 @@ class _Reader:
         self.statements = 0
         self.nonempty = 0
 
-    def graphs_lines(self) -> Iterator[tuple[str | None, list[bytes]]]:
-        """(graph, N-Triples lines) batches, graph by graph, each graph's lines sorted."""
+    def _sorted_graphs(self) -> Iterator[tuple[str | None, _Sorter]]:
+        """Each graph that holds triples, with its N-Triples lines in a sorter."""
         for graph in self.graphs.order:
             sorter = _Sorter(self.budget)
             self.store.graph_ntriples(graph, sorter)
-            if not sorter.total:
-                continue
-            self.nonempty += 1
+            if sorter.total:
+                self.nonempty += 1
+                yield graph, sorter
+
+    def graphs_lines(self) -> Iterator[tuple[str | None, list[bytes]]]:
+        """(graph, N-Triples lines) batches, graph by graph, each graph's lines sorted."""
+        for graph, sorter in self._sorted_graphs():
             for batch in sorter.batches():
                 self.statements += len(batch)
                 yield graph, batch
@@ -269,12 +273,7 @@ class _Reader:
         """
         seen = _SeenSubjects(len(self.graphs.order)).check_add
         rank: dict[str | None, int] = {}
-        for graph in self.graphs.order:
-            sorter = _Sorter(self.budget)
-            self.store.graph_ntriples(graph, sorter)
-            if not sorter.total:
-                continue
-            self.nonempty += 1
+        for graph, sorter in self._sorted_graphs():
             here = rank[graph] = len(rank)
             for batch in sorter.batches():
                 again = {s for s in _subjects(batch) if seen(s)}
@@ -298,12 +297,7 @@ class _Reader:
         sharing = _sharing(self.store, self.graphs)
         skip = set(self.graphs.skipped)
         written: set[int] = set()
-        for graph in self.graphs.order:
-            sorter = _Sorter(self.budget)
-            self.store.graph_ntriples(graph, sorter)
-            if not sorter.total:
-                continue
-            self.nonempty += 1
+        for graph, sorter in self._sorted_graphs():
             clean = sharing.batch_of[graph] not in sharing.dirty
             previous, keep = b"", True
             for batch in sorter.batches():
