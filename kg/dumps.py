@@ -19,7 +19,15 @@ from typing import Any
 
 from kg.errors import RecordError
 from kg.fields import Obj
-from kg.identity import RepoRef, arxiv_id, pwc_slug, repository, slug_from_url, title_key
+from kg.identity import (
+    AREA_ABBREVIATIONS,
+    RepoRef,
+    arxiv_id,
+    pwc_slug,
+    repository,
+    slug_from_url,
+    title_key,
+)
 from kg.ingest import KINDS, Kind
 from kg.mapping import (
     Context,
@@ -212,7 +220,14 @@ class DumpMapper(RecordMapper):
         slug = area_id or (pwc_slug(name) if name else None)
         if not slug:
             return None
-        return self.entity(self.iris.area(slug), KG.Area, STD.label, name)
+        full_name = AREA_ABBREVIATIONS.get(slug)
+        if full_name is None:
+            return self.entity(self.iris.area(slug), KG.Area, STD.label, name)
+        # "NLP" stands for the area "Natural Language Processing": an alternative label
+        area = self.entity(self.iris.area(slug), KG.Area, STD.label, full_name)
+        if name:
+            self.share(area, STD.altLabel, literal(name))
+        return area
 
     def collection(self, name: str) -> str:
         slug = pwc_slug(name) or name.strip()

@@ -41,6 +41,15 @@ def pwc_slug(name: str) -> str:
     return _NON_ALNUM.sub("-", folded).strip("-")
 
 
+#: Abbreviations other sources use for Papers with Code's research areas (the sota-extractor
+#: leaderboards file tasks under "NLP"), by slug: the area's own name.
+AREA_ABBREVIATIONS = {
+    "nlp": "Natural Language Processing",
+    "cv": "Computer Vision",
+    "rl": "Reinforcement Learning",
+}
+
+
 def name_key(name: str) -> str:
     """A person's name as an identity key: NFKC, casefolded, word runs joined by '-'.
 
@@ -197,7 +206,9 @@ class Iris:
         return f"{self.base}venue/{segment(key)}"
 
     def area(self, slug: str) -> str:
-        return f"{self.base}area/{segment(slug)}"
+        """An area by its slug or a known abbreviation's (`nlp` is natural-language-processing)."""
+        name = AREA_ABBREVIATIONS.get(slug)
+        return f"{self.base}area/{segment(pwc_slug(name) if name else slug)}"
 
     def collection(self, slug: str) -> str:
         return f"{self.base}collection/{segment(slug)}"

@@ -247,3 +247,26 @@ def test_rename_is_one_atomic_update_over_every_graph() -> None:
         f"<{new}> <http://x.org/p> <{new}/result/a> <http://x.org/g1> .\n",
         f'<{new}> <http://x.org/t> "T" <http://x.org/g2> .\n',
     ]
+
+
+def test_an_area_abbreviation_joins_the_area_it_stands_for() -> None:
+    """The sota-extractor leaderboards file tasks under "NLP"; the 2020 tables under
+    "Natural Language Processing". One area, with "NLP" as an alternative label."""
+    store = GraphStore.memory()
+    load(store, EVALUATION_GZ, RAW_DIR / "sota-extractor-tasks" / "redditsota.json")
+    nlp = f"{BASE}area/natural-language-processing"
+    assert mentions(store, f"<{BASE}area/nlp>") == 0
+    labels = select(
+        store,
+        f"SELECT ?p ?l WHERE {{ <{nlp}> ?p ?l FILTER(isLiteral(?l)) }} ORDER BY ?p ?l",
+    )
+    assert [(str(r["p"]).rsplit("#", 1)[-1], str(r["l"])) for r in labels] == [
+        ("label", "Natural Language Processing"),  # rdfs: sorts before skos:
+        ("altLabel", "NLP"),
+    ]
+    reddit_tasks = select(
+        store,
+        f"""SELECT DISTINCT ?t WHERE {{ GRAPH ?g {{ ?t kg:area <{nlp}> }}
+            FILTER(CONTAINS(STR(?g), "redditsota")) }}""",
+    )
+    assert len(reddit_tasks) == 6  # every task redditsota files under "NLP"
