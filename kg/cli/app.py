@@ -28,6 +28,19 @@ app = typer.Typer(
 out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)
 
+# Options that `kg sparql` and `kg query` share.
+ResultFormat = Annotated[
+    str,
+    typer.Option(
+        "--format", "-f", help="table|json|csv|tsv, or turtle|ntriples|jsonld for CONSTRUCT."
+    ),
+]
+EndpointUrl = Annotated[
+    str | None,
+    typer.Option(help="Run against this SPARQL 1.1 endpoint URL instead of the store."),
+]
+EndpointTimeout = Annotated[float, typer.Option(help="Seconds to wait for a remote endpoint.")]
+
 
 @dataclass
 class State:

@@ -12,7 +12,7 @@ from rich.markup import escape
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from kg.cli.app import command, err, out, state
+from kg.cli.app import EndpointTimeout, EndpointUrl, ResultFormat, command, err, out, state
 from kg.cli.output import emit, render
 from kg.errors import RecordError, UsageError
 from kg.identity import Iris
@@ -159,17 +159,9 @@ def stats(
 @command(rich_help_panel="Query")
 def sparql(
     query: Annotated[str, typer.Argument(help="SPARQL text, @file.rq, or - for stdin.")],
-    fmt: Annotated[
-        str,
-        typer.Option(
-            "--format", "-f", help="table|json|csv|tsv, or turtle|ntriples|jsonld for CONSTRUCT."
-        ),
-    ] = "table",
-    endpoint: Annotated[
-        str | None,
-        typer.Option(help="Run against this SPARQL 1.1 endpoint URL instead of the store."),
-    ] = None,
-    timeout: Annotated[float, typer.Option(help="Seconds to wait for a remote endpoint.")] = 60.0,
+    fmt: ResultFormat = "table",
+    endpoint: EndpointUrl = None,
+    timeout: EndpointTimeout = 60.0,
 ) -> None:
     """Run an ad-hoc SPARQL query (the default graph is the union of all graphs)."""
     text = read_query_text(query)

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from kg.cli.app import command, out, state
+from kg.cli.app import EndpointTimeout, EndpointUrl, ResultFormat, command, out, state
 from kg.cli.output import emit, render
 from kg.errors import UsageError
 from kg.queries import (
@@ -85,17 +85,9 @@ def query_command(
         list[str] | None,
         typer.Option("--param", "-p", help="A parameter as name=value; repeat for each one."),
     ] = None,
-    fmt: Annotated[
-        str,
-        typer.Option(
-            "--format", "-f", help="table|json|csv|tsv, or turtle|ntriples|jsonld for CONSTRUCT."
-        ),
-    ] = "table",
-    endpoint: Annotated[
-        str | None,
-        typer.Option(help="Run against this SPARQL 1.1 endpoint URL instead of the store."),
-    ] = None,
-    timeout: Annotated[float, typer.Option(help="Seconds to wait for a remote endpoint.")] = 60.0,
+    fmt: ResultFormat = "table",
+    endpoint: EndpointUrl = None,
+    timeout: EndpointTimeout = 60.0,
     limit: Annotated[
         int | None, typer.Option(min=1, help="Print at most this many rows.", show_default=False)
     ] = None,
