@@ -44,6 +44,7 @@ from kg.errors import InputError, NotFoundError, ParameterError
 from kg.identity import Iris, pwc_slug, repository
 from kg.resources import queries_dir
 from kg.results import QueryResult, Term
+from kg.sparql_scan import located_tokens
 from kg.store import GraphStore, select_variables
 from kg.terms import is_absolute_iri, safe_iri
 from kg.vocab import XSD
@@ -439,8 +440,6 @@ def sparql_term(term: Term) -> str:
     return text
 
 
-_IRIREF = re.compile(r'<[^<>"{}|^`\\\x00-\x20]*>')
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _FORMS = ("SELECT", "ASK", "DESCRIBE", "CONSTRUCT")
 
 
@@ -453,45 +452,21 @@ class _Token:
 
 
 def _tokens(sparql: str) -> list[_Token]:
-    """The braces, bare words and variables of a query, skipping comments, strings and IRIs."""
+    """The braces, bare words and variables of a query (kg.sparql_scan's tokens: comments,
+    strings, IRIs and prefixed names are skipped), with their brace depth."""
     out: list[_Token] = []
-    i, n, depth = 0, len(sparql), 0
-    while i < n:
-        ch = sparql[i]
-        if ch == "#":
-            end = sparql.find("\n", i)
-            i = n if end < 0 else end + 1
-        elif ch in "\"'":
-            quote = ch * 3 if sparql.startswith(ch * 3, i) else ch
-            j = i + len(quote)
-            while j < n and not sparql.startswith(quote, j):
-                j += 2 if sparql[j] == "\\" else 1
-            i = j + len(quote)
-        elif ch == "<":
-            m = _IRIREF.match(sparql, i)
-            i = m.end() if m else i + 1
-        elif ch in "?$":
-            m = _WORD.match(sparql, i + 1)
-            if m:
-                out.append(_Token("var", m.group(0), i, depth))
-            i = m.end() if m else i + 1
-        elif ch == "{":
-            out.append(_Token("{", ch, i, depth))
+    depth = 0
+    for kind, text, at in located_tokens(sparql):
+        if kind == "other" and text == "{":
+            out.append(_Token("{", text, at, depth))
             depth += 1
-            i += 1
-        elif ch == "}":
+        elif kind == "other" and text == "}":
             depth -= 1
-            out.append(_Token("}", ch, i, depth))
-            i += 1
-        elif ch.isalpha() or ch == "_":
-            m = _WORD.match(sparql, i)
-            assert m is not None
-            prefixed = m.end() < n and sparql[m.end()] == ":"
-            if not prefixed and (i == 0 or sparql[i - 1] not in ":."):
-                out.append(_Token("word", m.group(0).upper(), i, depth))
-            i = m.end()
-        else:
-            i += 1
+            out.append(_Token("}", text, at, depth))
+        elif kind == "var":
+            out.append(_Token("var", text[1:], at, depth))
+        elif kind == "word":
+            out.append(_Token("word", text.upper(), at, depth))
     return out
 
 

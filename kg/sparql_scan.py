@@ -98,7 +98,12 @@ def tokens(text: str) -> list[tuple[str, str]]:
     [('word', 'SELECT'), ('other', '*'), ('other', '{'), ('var', '?s'), ('var', '?p'), \
 ('string', '"# SERVICE"'), ('other', '}')]
     """
-    out: list[tuple[str, str]] = []
+    return [(kind, value) for kind, value, _ in located_tokens(text)]
+
+
+def located_tokens(text: str) -> list[tuple[str, str, int]]:
+    """(kind, text, offset) tokens, without whitespace and comments."""
+    out: list[tuple[str, str, int]] = []
     for match in _TOKEN.finditer(text):
         kind = match.lastgroup
         assert kind is not None
@@ -107,7 +112,7 @@ def tokens(text: str) -> list[tuple[str, str]]:
         value = match.group(0)
         if kind == "pname":
             value = value.rstrip(".")  # a local name cannot end with '.': it ends a triple
-        out.append((kind, value))
+        out.append((kind, value, match.start()))
     return out
 
 
