@@ -111,6 +111,27 @@ class NamedQuery:
     def param(self, name: str) -> Parameter | None:
         return next((p for p in self.params if p.name == name), None)
 
+    def as_json(self) -> dict[str, Any]:
+        """The header as JSON (what `kg query --list -f json` and `GET /queries` list)."""
+        return {
+            "name": self.name,
+            "summary": self.summary,
+            "description": self.description,
+            "params": [
+                {
+                    "name": p.name,
+                    "type": p.type,
+                    "class": p.cls,
+                    "required": p.required,
+                    "default": p.default,
+                    "example": p.example,
+                    "description": p.description,
+                }
+                for p in self.params
+            ],
+            "example": self.example,
+        }
+
 
 # --- parsing query files -------------------------------------------------------------------
 

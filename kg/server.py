@@ -459,25 +459,7 @@ class KgServer:
     # -- named queries -------------------------------------------------------------------------
     async def query_list(self, request: Request) -> Response:
         items = [
-            {
-                "name": q.name,
-                "summary": q.summary,
-                "description": q.description,
-                "url": f"/queries/{q.name}",
-                "params": [
-                    {
-                        "name": p.name,
-                        "type": p.type,
-                        "class": p.cls,
-                        "required": p.required,
-                        "default": p.default,
-                        "example": p.example,
-                        "description": p.description,
-                    }
-                    for p in q.params
-                ],
-                "sparql": q.sparql,
-            }
+            {**q.as_json(), "url": f"/queries/{q.name}", "sparql": q.sparql}
             for q in self.queries.values()
         ]
         return JSONResponse(items)

@@ -30,31 +30,7 @@ def _listing(queries: dict[str, NamedQuery], fmt: str, markdown: bool) -> None:
     if markdown:
         emit(markdown_list(queries.values()))
     elif fmt == "json":
-        emit(
-            json.dumps(
-                [
-                    {
-                        "name": q.name,
-                        "summary": q.summary,
-                        "params": [
-                            {
-                                "name": p.name,
-                                "type": p.type,
-                                "class": p.cls,
-                                "required": p.required,
-                                "default": p.default,
-                                "example": p.example,
-                            }
-                            for p in q.params
-                        ],
-                        "example": q.example,
-                    }
-                    for q in queries.values()
-                ],
-                indent=1,
-                ensure_ascii=False,
-            )
-        )
+        emit(json.dumps([q.as_json() for q in queries.values()], indent=1, ensure_ascii=False))
     elif fmt == "table":
         table = Table("query", "summary", "parameters", header_style="bold")
         for q in queries.values():
