@@ -249,16 +249,22 @@ class DumpMapper(RecordMapper):
 class MethodMapper(DumpMapper):
     kind = METHODS
 
+    def page_entity(self, kind: str, cls: str) -> tuple[str, str, str]:
+        """The method or dataset the entry's `/method/<slug>` (`/dataset/…`) URL names,
+        declared with its name and linked to that page: (slug, IRI, N-Triples term)."""
+        url = self.root.text("url", required=True)
+        assert url is not None
+        slug = slug_from_url(url, kind)
+        if not slug:
+            raise RecordError(f"{url[:80]!r} is not a /{kind}/<slug> URL", field="url")
+        node = self.iris.method(slug) if kind == "method" else self.iris.dataset(slug)
+        n = self.entity(node, cls, STD.label, self.root.text("name"))
+        self.add(n, STD.seeAlso, iri(web_iri(url, "url")))
+        return slug, node, n
+
     def map(self) -> Mapped:
         root = self.root
-        url = root.text("url", required=True)
-        assert url is not None
-        slug = slug_from_url(url, "method")
-        if not slug:
-            raise RecordError(f"{url[:80]!r} is not a /method/<slug> URL", field="url")
-        method = self.iris.method(slug)
-        m = self.entity(method, KG.Method, STD.label, root.text("name"))
-        self.add(m, STD.seeAlso, iri(web_iri(url, "url")))
+        slug, method, m = self.page_entity("method", KG.Method)
         self.method_details(root, m)
         self.number(root, "num_papers", m, KG.paperCount)
         for item in root.objects("collections"):
@@ -307,14 +313,7 @@ class DatasetMapper(MethodMapper):
 
     def map(self) -> Mapped:
         root = self.root
-        url = root.text("url", required=True)
-        assert url is not None
-        slug = slug_from_url(url, "dataset")
-        if not slug:
-            raise RecordError(f"{url[:80]!r} is not a /dataset/<slug> URL", field="url")
-        dataset = self.iris.dataset(slug)
-        d = self.entity(dataset, KG.Dataset, STD.label, root.text("name"))
-        self.add(d, STD.seeAlso, iri(web_iri(url, "url")))
+        slug, dataset, d = self.page_entity("dataset", KG.Dataset)
         self.text(root, "full_name", d, KG.fullName)
         self.soft_link(root, "homepage", d, STD.homepage)
         self.text(root, "description", d, STD.description)
