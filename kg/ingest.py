@@ -154,7 +154,8 @@ class Ingestor:
         self.ingested_at = ingest_time()
         self._seen: dict[str, tuple[str, str]] = {}  # graph -> (hash, where) in this run
         self._shared_written: set[str] = set()  # entities-graph triples written in this run
-        self._in_flight: tuple[Future[None] | None, list[_Unit], list[str]] | None = None
+        # (the load, its units, the graphs it replaces, the quads it writes)
+        self._in_flight: tuple[Future[None] | None, list[_Unit], list[str], int] | None = None
         self._entities = iris.entities_graph()
         self._pass()
 
@@ -237,25 +238,23 @@ class Ingestor:
         self._settle()
         self.papers.seal()
         if writes:
-            data = self._batch_nquads(writes)
+            data, quads = self._batch_nquads(writes)
             graphs = [u.mapped.graph for u in writes]
             future = self._writer.submit(self.store.write_batch, data, graphs, replace)
-            self._in_flight = (future, writes, replace)
+            self._in_flight = (future, writes, replace, quads)
         else:
-            self._in_flight = (None, writes, replace)
+            self._in_flight = (None, writes, replace, 0)
 
     def _settle(self) -> None:
         """Wait for the batch in flight; then apply the renames its aliases call for."""
         if self._in_flight is None:
             return
-        future, writes, replace = self._in_flight
+        future, writes, replace, quads = self._in_flight
         self._in_flight = None
         try:
             if future is not None:
                 future.result()
-                self.report.quads += sum(
-                    len(u.mapped.triples) + len(u.mapped.shared) for u in writes
-                )
+                self.report.quads += quads
                 self._remember_shared(writes)
         except StoreError:
             self._write(writes, replace)  # again, synchronously: isolates the bad record
@@ -263,9 +262,9 @@ class Ingestor:
             self.papers.written()
             self.report.renamed = self.papers.renamed
 
-    def _batch_nquads(self, writes: list[_Unit]) -> bytes:
+    def _batch_nquads(self, writes: list[_Unit]) -> tuple[bytes, int]:
         """The batch as N-Quads, each shared-entity triple once (and not again if an earlier
-        batch of this run wrote it: the entities graph is set-merged)."""
+        batch of this run wrote it: the entities graph is set-merged), and how many quads."""
         own = "".join(
             f" <{u.mapped.graph}> .\n".join(u.mapped.triples) + f" <{u.mapped.graph}> .\n"
             for u in writes
@@ -275,7 +274,8 @@ class Ingestor:
             t for t in dict.fromkeys(t for u in writes for t in u.mapped.shared) if t not in done
         ]
         e = f" <{self._entities}> .\n"
-        return (own + (e.join(shared) + e if shared else "")).encode("utf-8")
+        quads = sum(len(u.mapped.triples) for u in writes) + len(shared)
+        return (own + (e.join(shared) + e if shared else "")).encode("utf-8"), quads
 
     def _remember_shared(self, writes: list[_Unit]) -> None:
         if len(self._shared_written) > _SHARED_MEMORY:  # bounded: forgetting only re-sends

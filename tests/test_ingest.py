@@ -149,3 +149,14 @@ def test_unknown_kind_is_a_usage_error() -> None:
 
     with pytest.raises(UsageError, match="unknown --kind"):
         ingest(GraphStore.memory(), ["x"], base_iri=BASE, kind="nope")
+
+
+def test_quads_written_counts_each_shared_declaration_once(tmp_path: Path) -> None:
+    """Generated records share authors, tasks and methods: the report counts what was sent
+    to the store (each entities-graph triple once per run), so a fresh store holds it all."""
+    path = tmp_path / "records.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records(300, seed=3)), encoding="utf-8")
+    store = GraphStore.memory()
+    report = ingest(store, [str(path)], base_iri=BASE, batch_size=50)
+    assert report.added == 300 and report.rejected == 0
+    assert report.quads == len(store)
