@@ -312,11 +312,9 @@ class KgServer:
                 f"a {shape.form} result cannot be sent as {request.headers.get('accept')}; "
                 f"this endpoint offers {conneg.offered(offers)}",
             )
-        union = True
-        if default_graphs is not None or named_graphs is not None:
-            union = False  # the protocol's dataset replaces the union default graph
-        elif shape.has_dataset:
-            union = False  # FROM / FROM NAMED in the query define the dataset
+        # The protocol's dataset replaces the union default graph (FROM and FROM NAMED in
+        # the query do too: GraphStore.query sees to that).
+        union = default_graphs is None and named_graphs is None
         answer = await self.running.serialize(
             QueryJob(
                 sparql,
