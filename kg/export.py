@@ -272,17 +272,18 @@ class _Reader:
         subject's triples therefore come in one block per graph that describes it.
         """
         seen = _SeenSubjects(len(self.graphs.order)).check_add
+        owners = _Owners(self.store, self.graphs)
         rank: dict[str | None, int] = {}
         for graph, sorter in self._sorted_graphs():
             here = rank[graph] = len(rank)
             for batch in sorter.batches():
                 again = {s for s in _subjects(batch) if seen(s)}
-                if again:  # (a subject continued from the previous batch lands here too)
+                if again and here:  # (a subject continued from the last batch lands here too)
                     batch = [
                         line
                         for line in batch
                         if line[: line.index(b" ")] not in again
-                        or not any(rank.get(g, here) < here for g in self.store.triple_graphs(line))
+                        or not owners.written_before(line, graph, here, rank)
                     ]
                 self.statements += len(batch)
                 yield batch
@@ -331,6 +332,44 @@ def _subjects(lines: list[bytes]) -> Iterator[bytes]:
         subject = line[: line.index(b" ")]
         yield subject
         i = bisect.bisect_left(lines, subject + b" \xff", i + 1)
+
+
+class _Owners:
+    """Which exported graph writes each triple of the subjects several graphs describe: the
+    first, in export order, that holds it. A subject's triples are read from the store once
+    and remembered (up to `_OWNER_LINES` lines in all; forgetting only means reading again).
+    Only a whole-store export has several graphs: the default graph, then by IRI."""
+
+    def __init__(self, store: GraphStore, graphs: _Graphs) -> None:
+        self.store = store
+        self.skipped = set(graphs.skipped)
+        self.cache: dict[bytes, dict[bytes, str | None]] = {}
+        self.lines = 0
+
+    def written_before(
+        self, line: bytes, graph: str | None, here: int, rank: dict[str | None, int]
+    ) -> bool:
+        """Whether a graph before `graph` (ranked `here`) holds the triple on `line`."""
+        subject = line[: line.index(b" ")]
+        if subject[:1] != b"<":  # a blank node (kg makes none): this line alone
+            return any(rank.get(g, here) < here for g in self.store.triple_graphs(line))
+        owner = self.cache.get(subject)
+        if owner is None:
+            if self.lines > _OWNER_LINES:
+                self.cache.clear()
+                self.lines = 0
+            owner = {}
+            by_graph = self.store.subject_lines_by_graph(subject)
+            for name in sorted(by_graph, key=lambda g: (g is not None, g or "")):
+                if name not in self.skipped:
+                    for held in by_graph[name]:
+                        owner.setdefault(held, name)
+            self.cache[subject] = owner
+            self.lines += len(owner)
+        return owner.get(line, graph) != graph
+
+
+_OWNER_LINES = 2_000_000
 
 
 class _SeenSubjects:

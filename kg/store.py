@@ -743,6 +743,22 @@ class GraphStore:
         into `out` in 8 KiB pieces, in store order."""
         self._store.dump(out, format=ox.RdfFormat.N_TRIPLES, from_graph=_graph(graph))  # type: ignore[arg-type]
 
+    def subject_lines_by_graph(self, subject: bytes) -> dict[str | None, list[bytes]]:
+        """The N-Triples lines about the IRI token `subject` (`<…>`), graph by graph (None:
+        the default graph; not the journal), in Oxigraph's own N-Triples form."""
+        by_graph: dict[str | None, list[ox.Triple]] = {}
+        node = ox.NamedNode(subject[1:-1].decode())
+        for q in self._store.quads_for_pattern(node, None, None, None):
+            name = q.graph_name.value if isinstance(q.graph_name, ox.NamedNode) else None
+            if name != JOURNAL_GRAPH:
+                by_graph.setdefault(name, []).append(q.triple)
+        return {
+            name: (ox.serialize(triples, format=ox.RdfFormat.N_TRIPLES) or b"").splitlines(
+                keepends=True
+            )
+            for name, triples in by_graph.items()
+        }
+
     def triple_graphs(self, ntriples_line: bytes) -> list[str | None]:
         """The graphs (None: the default graph) that hold the triple on one N-Triples line."""
         triple = next(iter(ox.parse(ntriples_line, format=ox.RdfFormat.N_TRIPLES)))
