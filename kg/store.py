@@ -23,6 +23,7 @@ import io
 import itertools
 import os
 import shutil
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any, Protocol, TypeVar
@@ -51,6 +52,8 @@ T = TypeVar("T")
 #: Where read-only snapshots pin their files (see GraphStore._open_snapshot).
 READERS_DIR = ".kg-readers"
 _PIN_NUMBERS = itertools.count()
+#: How often opening a snapshot is tried while a writer deletes the files being linked.
+_SNAPSHOT_ATTEMPTS = 10
 
 _RDF_FORMATS: dict[str, ox.RdfFormat] = {
     "turtle": ox.RdfFormat.TURTLE,
@@ -196,12 +199,15 @@ class GraphStore:
                 raise StoreMissingError(
                     f"no kg store at {path}: build one with `kg --store {path} ingest FILES`"
                 )
-            for attempt in range(3):
+            for attempt in range(_SNAPSHOT_ATTEMPTS):
                 try:
                     return cls._open_snapshot(path)
                 except (OSError, RuntimeError) as exc:
-                    if attempt < 2 and _vanished(exc):
-                        continue  # the writer compacted a file away while we opened: again
+                    if attempt < _SNAPSHOT_ATTEMPTS - 1 and _vanished(exc):
+                        # the writer compacted a file away while we linked it: again, a
+                        # little later (a busy 2-core machine lost three attempts in a row)
+                        time.sleep(0.02 * attempt)
+                        continue
                     raise StoreError(f"cannot open the store at {path} read-only: {exc}") from None
         if path.exists() and not path.is_dir():
             raise StoreError(f"{path} is a file, not a store directory; pick another --store path")
