@@ -6,12 +6,12 @@ each graph's triples sorted by their N-Triples text. Dataset formats (N-Quads, T
 each graph in turn.
 
 Union. Formats without named graphs (N-Triples, Turtle, RDF/XML, JSON-LD) write the union
-of all graphs, each triple once and each subject's triples together (one Turtle block, one
-JSON-LD object per entity). A first pass asks the store for the subjects of each batch of
-graphs and finds those that several graphs describe (a 64-bit hash per graph and subject,
-12 bytes with its batch number: the dump graphs share each paper's IRI, records share
-none). Those subjects are written whole, from every graph, where they first occur, and
-skipped after; every other subject lives in one graph and its lines go out as they come.
+of all graphs, each triple once, in one pass: a Bloom filter remembers the subjects written
+so far, and a subject seen again (the dump graphs share each paper's IRI; records share
+none) has its triples read from the store once, so that each line is written by the first
+graph that holds it. Within a graph a subject's triples come together. JSON-LD writes one
+object per entity: a first pass finds the subjects several graphs describe (a 64-bit hash
+per graph and subject), and those are written whole, where they first occur.
 
 Memory. Oxigraph writes each graph's N-Triples natively into a sorter that keeps at most
 the sort budget in memory and spills sorted runs of a larger graph to temporary files,
@@ -267,9 +267,9 @@ class _Reader:
         """N-Triples of the union of the graphs in one pass: graph by graph, each graph's
         lines sorted, each triple once.
 
-        A subject seen in an earlier graph (a Bloom filter remembers them) has each of its
-        lines looked up in the store and skipped when an earlier graph holds it. Such a
-        subject's triples therefore come in one block per graph that describes it.
+        A subject seen in an earlier graph (a Bloom filter remembers them) has its lines
+        skipped where an earlier graph holds them (`_Owners`). Such a subject's triples
+        therefore come in one block per graph that describes it.
         """
         seen = _SeenSubjects(len(self.graphs.order)).check_add
         owners = _Owners(self.store, self.graphs)
@@ -315,7 +315,10 @@ class _Reader:
                         keep = subject[:1] != b"<" or key not in sharing.subjects
                         if not keep and key not in written:
                             written.add(key)  # write it whole, from every graph, once
-                            kept += self.store.subject_ntriples(subject[1:-1].decode(), skip)
+                            by_graph = self.store.subject_lines_by_graph(subject)
+                            kept += sorted(
+                                {x for g, lines in by_graph.items() if g not in skip for x in lines}
+                            )
                     if keep:
                         kept.append(line)
                 self.statements += len(kept)
@@ -377,7 +380,7 @@ class _SeenSubjects:
 
     About 2,048 bits per graph (a record graph has some 30 subjects), between 8 KiB and
     32 MiB: at the cap, 3 probes give about 0.2% false positives at 13 M subjects (the full
-    archive). A false positive costs a store lookup per triple of that subject. (Probing a
+    archive). A false positive costs one read of that subject's triples. (Probing a
     graph's subjects at once with numpy was no faster: a record graph has too few.)
     """
 

@@ -775,21 +775,6 @@ class GraphStore:
             )
         ]
 
-    def subject_ntriples(self, subject: str, skip_graphs: Iterable[str] = ()) -> list[bytes]:
-        """Every triple about the IRI `subject` in any graph (but the journal and
-        `skip_graphs`), each once, as sorted N-Triples lines."""
-        skip = {JOURNAL_GRAPH, *skip_graphs}
-        triples = {
-            q.triple
-            for q in self._store.quads_for_pattern(ox.NamedNode(subject), None, None, None)
-            if not (isinstance(q.graph_name, ox.NamedNode) and q.graph_name.value in skip)
-        }
-        lines = (ox.serialize(triples, format=ox.RdfFormat.N_TRIPLES) or b"").splitlines(
-            keepends=True
-        )
-        lines.sort()
-        return lines
-
     def canonical_union_digest(self) -> str:
         """A SHA-256 over the canonical N-Triples of the union of all graphs, each triple once
         (isomorphism by hash, for formats without named graphs)."""
