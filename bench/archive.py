@@ -2,7 +2,7 @@
 
     python bench/archive.py [--scale 1.0] [--work /tmp/kg-archive] [--batch-quads 500000]
 
-1. Generate the five dumps at `--scale` of the final archive (kg.synth_dumps: 576,261
+1. Generate the five dumps at `--scale` of the final archive (kg.testing.dumps: 576,261
    papers, 300,161 code links, 8,725 methods, 15,008 datasets, 2,254 top-level evaluation
    tables at 1.0), gzipped, unless the work directory already holds them for that scale.
 2. `kg ingest` them into a fresh on-disk store, in a child process: wall time, CPU time,
@@ -52,9 +52,9 @@ def usage() -> dict[str, float]:
 def child_ingest(
     dumps: Path, store_path: Path, batch_size: int, batch_quads: int
 ) -> dict[str, Any]:
-    from kg.identity import Iris
-    from kg.ingest import Ingestor
-    from kg.store import GraphStore
+    from kg.ingest.identity import Iris
+    from kg.ingest.ingestor import Ingestor
+    from kg.rdf.store import GraphStore
 
     start = time.perf_counter()
     with GraphStore.open(store_path) as store:
@@ -83,10 +83,10 @@ def child_ingest(
 
 
 def child_map_only(dumps: Path) -> dict[str, Any]:
-    from kg.identity import Iris
-    from kg.ingest import KINDS, detect_kind
-    from kg.mapping import Context
-    from kg.reader import expand, read_items
+    from kg.ingest.identity import Iris
+    from kg.ingest.ingestor import KINDS, detect_kind
+    from kg.ingest.mapping import Context
+    from kg.ingest.reader import expand, read_items
 
     iris = Iris(BASE)
     start = time.perf_counter()
@@ -165,7 +165,7 @@ def in_child(name: str, *args: str) -> dict[str, Any]:
 
 
 def generate(work: Path, scale: float) -> Path:
-    from kg.synth_dumps import write_archive
+    from kg.testing.dumps import write_archive
 
     dumps = work / f"dumps-{scale:g}"
     marker = dumps / ".complete"

@@ -2,17 +2,17 @@
 
     python bench/export.py [--records 100000] [--repeat 1] [--store PATH] [--formats ...]
 
-1. Generate N seed-format records (kg.synth) and ingest them with kg into an on-disk store
+1. Generate N seed-format records (kg.testing.records) and ingest them with kg into an on-disk store
    (or reuse --store PATH when it already holds a store).
 2. For each format, run side by side, each in a fresh child process on a read-only
    snapshot (so peak RSS belongs to one variant), alternating, --repeat times:
-   * kg     — `kg.export.export_file`: sorted, deterministic, the union deduplicated for
+   * kg     — `kg.export.exporter.export_file`: sorted, deterministic, the union deduplicated for
               triple formats, the journal left out, JSON-LD compacted against the context;
    * native — Oxigraph's `Store.dump` in the same format: the whole dataset for N-Quads,
               TriG and (expanded) JSON-LD; for the triple formats, which `Store.dump` writes
               one graph at a time, every named graph in turn into one file. No sorting, no
               deduplication, no compaction.
-3. JSON-LD's compaction is also compared with rdflib's (`kg.jsonld.compact_ntriples`, what
+3. JSON-LD's compaction is also compared with rdflib's (`kg.export.jsonld.compact_ntriples`, what
    `kg sparql --format jsonld` uses) on the first --jsonld-sample triples.
 4. Print the medians, native/kg ratios (the goal: >= 0.8 for N-Triples, N-Quads and
    Turtle) and peak RSS, and write them to bench/out/export.json.
@@ -44,8 +44,8 @@ GOAL = {"ntriples": 0.8, "nquads": 0.8, "turtle": 0.8}
 
 
 def run_kg(store: Path, fmt: str, out: Path) -> dict[str, Any]:
-    from kg.export import export_file
-    from kg.store import GraphStore
+    from kg.export.exporter import export_file
+    from kg.rdf.store import GraphStore
 
     start = time.perf_counter()
     with GraphStore.open(store, read_only=True) as gs:
@@ -62,7 +62,7 @@ def run_kg(store: Path, fmt: str, out: Path) -> dict[str, Any]:
 def run_native(store: Path, fmt: str, out: Path) -> dict[str, Any]:
     import pyoxigraph as ox
 
-    from kg.vocab import PREFIXES
+    from kg.rdf.vocab import PREFIXES
 
     formats = {
         "ntriples": ox.RdfFormat.N_TRIPLES,
@@ -91,8 +91,8 @@ def run_jsonld_sample(ntriples: Path, n: int) -> dict[str, Any]:
     import io
     import itertools
 
-    from kg.jsonld import JsonLdWriter, compact_ntriples
-    from kg.store import parse_triples
+    from kg.export.jsonld import JsonLdWriter, compact_ntriples
+    from kg.rdf.store import parse_triples
 
     with open(ntriples, "rb") as f:
         data = b"".join(itertools.islice(f, n))
@@ -123,10 +123,10 @@ def child(args: list[str]) -> dict[str, Any]:
 
 
 def build_store(records: int, store: Path, work: Path) -> dict[str, Any]:
-    from kg.identity import Iris
-    from kg.ingest import Ingestor
-    from kg.store import GraphStore
-    from kg.synth import records as synth_records
+    from kg.ingest.identity import Iris
+    from kg.ingest.ingestor import Ingestor
+    from kg.rdf.store import GraphStore
+    from kg.testing.records import records as synth_records
 
     path = work / "records.jsonl"
     with open(path, "w", encoding="utf-8") as f:

@@ -2,7 +2,7 @@
 
     python bench/ingest.py [--records 100000] [--repeat 1]
 
-1. Generate N seed-format records (kg.synth: archive-like distributions) into a JSONL file.
+1. Generate N seed-format records (kg.testing.records: archive-like distributions) into a JSONL file.
 2. Run, each in a fresh child process (so peak RSS belongs to one variant), side by side:
    * kg       — `kg ingest` end to end: read JSONL, validate, map, write crash-safe batches
                 into an on-disk store;
@@ -39,9 +39,9 @@ BASE = "https://w3id.org/kg/id/"
 
 
 def run_kg(records: Path, store: Path) -> dict[str, Any]:
-    from kg.identity import Iris
-    from kg.ingest import Ingestor
-    from kg.store import GraphStore
+    from kg.ingest.identity import Iris
+    from kg.ingest.ingestor import Ingestor
+    from kg.rdf.store import GraphStore
 
     start = time.perf_counter()
     with GraphStore.open(store) as gs:
@@ -70,7 +70,7 @@ def rdflib_map(rec: dict[str, Any], ingested_at: str) -> Any:
     from rdflib import RDF, RDFS, XSD, Dataset, Literal, Namespace, URIRef
     from rdflib.namespace import DCTERMS, FOAF, PROV, SKOS
 
-    from kg.identity import Iris, arxiv_id, repository
+    from kg.ingest.identity import Iris, arxiv_id, repository
 
     KG = Namespace("https://w3id.org/kg/ontology#")
     SDO = Namespace("https://schema.org/")
@@ -203,7 +203,7 @@ def rdflib_map(rec: dict[str, Any], ingested_at: str) -> Any:
 def run_rdflib(records: Path, store: Path, limit: int | None = None) -> dict[str, Any]:
     import pyoxigraph as ox
 
-    from kg.ingest import ingest_time
+    from kg.ingest.ingestor import ingest_time
 
     start = time.perf_counter()
     st = ox.Store(str(store))
@@ -243,9 +243,9 @@ def child(variant: str, *args: str) -> dict[str, Any]:
 
 def check_same_graph(records: Path, work: Path, sample: int) -> bool:
     """The rdflib baseline must build the very graph kg builds (canonical digests match)."""
-    from kg.identity import Iris
-    from kg.ingest import Ingestor
-    from kg.store import GraphStore
+    from kg.ingest.identity import Iris
+    from kg.ingest.ingestor import Ingestor
+    from kg.rdf.store import GraphStore
 
     head = work / "head.jsonl"
     with open(records, encoding="utf-8") as f, open(head, "w", encoding="utf-8") as out:
@@ -281,7 +281,7 @@ def main() -> None:
         print(json.dumps(result))
         return
 
-    from kg.synth import records
+    from kg.testing.records import records
 
     work = args.work or Path(tempfile.mkdtemp(prefix="kg-bench-ingest-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -297,7 +297,7 @@ def main() -> None:
 
     kg_res = child("kg", str(data), str(work / "kg-store"))
     nq = work / "graph.nq"
-    from kg.store import GraphStore
+    from kg.rdf.store import GraphStore
 
     with GraphStore.open(work / "kg-store", read_only=True) as gs, open(nq, "wb") as out:
         gs.dump(out, "nquads")

@@ -5,7 +5,7 @@ generated graph of 100,000 records.
 
 1. The example graph: the bundled example records (examples/records), in memory; each query
    runs with the parameters of its header example.
-2. The generated graph: N records from kg.synth (archive-like distributions), ingested once
+2. The generated graph: N records from kg.testing.records (archive-like distributions), ingested once
    into an on-disk store under --work (reused when it already holds them). Each query runs
    with parameters picked from the generated data; where the answer size depends on the
    value, both a typical value and the worst one (the most used method, task or author).
@@ -37,16 +37,16 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from kg.ingest import ingest  # noqa: E402
-from kg.queries import (  # noqa: E402
+from kg.ingest.ingestor import ingest  # noqa: E402
+from kg.query.named import (  # noqa: E402
     NamedQuery,
     bind,
     load_queries,
     parse_assignments,
     run_local,
 )
-from kg.results import GraphResult, QueryResult, SelectResult  # noqa: E402
-from kg.store import GraphStore  # noqa: E402
+from kg.rdf.results import GraphResult, QueryResult, SelectResult  # noqa: E402
+from kg.rdf.store import GraphStore  # noqa: E402
 
 BASE = "https://w3id.org/kg/id/"
 BASELINE = (
@@ -145,7 +145,7 @@ def example_params(query: NamedQuery) -> dict[str, str]:
 
 def build_generated(work: Path, n: int) -> tuple[Path, dict[str, Any]]:
     """Ingest N synthetic records once; return the store path and facts for parameters."""
-    from kg.synth import records
+    from kg.testing.records import records
 
     store_path = work / f"synth-{n}"
     facts_path = work / f"synth-{n}.facts.json"
@@ -381,7 +381,7 @@ def main() -> None:
             "",
             table(example_timings, example_base),
             "",
-            f"### Generated graph ({args.records:,} records from kg.synth, on disk, "
+            f"### Generated graph ({args.records:,} records from kg.testing.records, on disk, "
             f"{len(generated):,} quads): paper scan {fmt_ms(gen_base)} ms",
             "",
             f"Worst-case values: paper `{facts['worst_paper']}` (its methods have "

@@ -3,7 +3,7 @@
     python bench/serve.py [--records 5000] [--seconds 60] [--clients 8] [--workers 2]
                           [--store PATH]
 
-1. Generate N seed-format records (kg.synth) and ingest them with kg into an on-disk store
+1. Generate N seed-format records (kg.testing.records) and ingest them with kg into an on-disk store
    (or reuse --store PATH), then copy the store for the Oxigraph server.
 2. Build a fixed, seeded mix of named-query calls whose parameters are sampled from the
    store (papers, authors, tasks, venues, repositories, title words): the interactive
@@ -66,7 +66,7 @@ def free_port() -> int:
 
 
 def build_store(n: int, directory: Path) -> Path:
-    from kg.synth import records
+    from kg.testing.records import records
 
     data = directory / "records.jsonl"
     with data.open("w", encoding="utf-8") as f:
@@ -80,7 +80,7 @@ def build_store(n: int, directory: Path) -> Path:
 
 
 def _sample(store: Any, cls: str, limit: int = 400) -> list[str]:
-    from kg.results import SelectResult
+    from kg.rdf.results import SelectResult
 
     result = store.query(f"SELECT DISTINCT ?x WHERE {{ ?x a <{KG_NS}{cls}> }} LIMIT {limit}")
     assert isinstance(result, SelectResult)
@@ -96,8 +96,8 @@ class Call:
 
 def build_mix(store_path: Path, size: int, seed: int) -> list[Call]:
     """A fixed sequence of interactive named-query calls with parameters from the store."""
-    from kg.queries import bind, load_queries, with_values
-    from kg.store import GraphStore
+    from kg.query.named import bind, load_queries, with_values
+    from kg.rdf.store import GraphStore
 
     with GraphStore.open(store_path, read_only=True) as store:
         pools = {
@@ -218,7 +218,7 @@ def answered(response: httpx.Response) -> bool:
 
 async def drive(load: Load, url: str, calls: list[Call], clients: int, seconds: float) -> None:
     """Drive one server for `seconds`, continuing `load`'s walk through `calls`."""
-    from kg.remote import ACCEPT  # what `kg query --endpoint` sends: JSON, or N-Triples
+    from kg.query.remote import ACCEPT  # what `kg query --endpoint` sends: JSON, or N-Triples
 
     target = load.target
     limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
@@ -263,8 +263,8 @@ async def drive(load: Load, url: str, calls: list[Call], clients: int, seconds: 
 
 def pool_overhead(store: Path, n: int) -> dict[str, float]:
     """A cheap query in process vs through a worker process (µs per query, sequential)."""
-    from kg.query_pool import QueryJob, QueryPool, Source
-    from kg.store import GraphStore
+    from kg.rdf.store import GraphStore
+    from kg.serve.pool import QueryJob, QueryPool, Source
 
     query = (
         f"SELECT ?t WHERE {{ ?p a <{KG_NS}Paper> ; <http://purl.org/dc/terms/title> ?t }} LIMIT 1"

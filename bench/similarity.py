@@ -4,7 +4,7 @@
                                [--store-scale 0.02] [--workers 2] [--write-doc]
 
 1. A generated graph of full-archive size: the paper–method, paper–task, paper–author and
-   paper–repository links of 576,261 papers drawn straight from kg.synth_dumps'
+   paper–repository links of 576,261 papers drawn straight from kg.testing.dumps'
    distributions (ArchiveFactory: methods Zipf over 8,725 with 0–8 per paper, tasks Zipf
    over 4,451 with 0–4, 1–15 authors Zipf over 400,000, 300,161 code links), built into the
    incidence matrix without records or a store.
@@ -18,7 +18,7 @@
    then rank each paper's neighbours by Jaccard (from the projected weights and the
    degrees). kg does the same ranking with `SimilarityIndex(metric=jaccard).top_all`; the
    two top-10 lists must be identical, and the ratio is NetworkX time / kg time.
-5. Store → matrix: --store-scale of the archive written as dumps (kg.synth_dumps), ingested
+5. Store → matrix: --store-scale of the archive written as dumps (kg.testing.dumps), ingested
    into an on-disk store, then `load_incidence(store, "all")` timed (SPARQL, one query per
    relation), extrapolated to the full archive by links per second.
 
@@ -48,11 +48,11 @@ sys.path.insert(0, str(ROOT))
 import networkx as nx  # noqa: E402
 from networkx.algorithms import bipartite  # noqa: E402
 
-from kg.incidence import Incidence, load_incidence  # noqa: E402
-from kg.ingest import ingest  # noqa: E402
-from kg.similarity import METRICS, SimilarityIndex  # noqa: E402
-from kg.store import GraphStore  # noqa: E402
-from kg.synth_dumps import N_LINKS, N_PAPERS, ArchiveFactory, write_archive  # noqa: E402
+from kg.graph.incidence import Incidence, load_incidence  # noqa: E402
+from kg.graph.similarity import METRICS, SimilarityIndex  # noqa: E402
+from kg.ingest.ingestor import ingest  # noqa: E402
+from kg.rdf.store import GraphStore  # noqa: E402
+from kg.testing.dumps import N_LINKS, N_PAPERS, ArchiveFactory, write_archive  # noqa: E402
 
 BASE = "https://w3id.org/kg/id/"
 SECTION = "## Similarity (`bench/similarity.py`, issue 5)"
@@ -63,7 +63,7 @@ RELATIONS = ("methods", "repositories", "tasks", "authors")
 
 
 def archive_incidence(n_papers: int, seed: int = 0) -> Incidence:
-    """Links drawn with kg.synth_dumps' distributions, straight into an incidence matrix."""
+    """Links drawn with kg.testing.dumps' distributions, straight into an incidence matrix."""
     scale = n_papers / N_PAPERS
     factory = ArchiveFactory(scale, seed)
     rng = factory.rng
@@ -336,7 +336,7 @@ def main() -> None:
     say(
         f"A generated graph of full-archive size: {inc.shape[0]:,} papers with "
         f"{counts['methods']:,} method, {counts['tasks']:,} task, {counts['authors']:,} author "
-        f"and {counts['repositories']:,} repository links, drawn from kg.synth_dumps' "
+        f"and {counts['repositories']:,} repository links, drawn from kg.testing.dumps' "
         f"distributions straight into the incidence matrix ({generated:.0f} s). Building the "
         f"idf index (weights, transposed posting lists, 4 mass bands) takes {built:.1f} s. "
         f"Load average {load_before:.1f} before, {load_after:.1f} after, on 2 cores shared "

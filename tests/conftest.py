@@ -11,9 +11,9 @@ import pytest
 from typer.testing import CliRunner
 
 from kg.cli import app
-from kg.identity import Iris
-from kg.ingest import ingest
-from kg.store import GraphStore
+from kg.ingest.identity import Iris
+from kg.ingest.ingestor import ingest
+from kg.rdf.store import GraphStore
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
@@ -85,7 +85,7 @@ def run(cli: CliRunner, *args: str, input: str | None = None) -> Any:
 
 
 def select(store: GraphStore, query: str) -> list[dict[str, object]]:
-    from kg.results import SelectResult
+    from kg.rdf.results import SelectResult
 
     result = store.query(PREFIXES + query)
     assert isinstance(result, SelectResult)

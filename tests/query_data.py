@@ -13,8 +13,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from kg.ingest import ingest
-from kg.store import GraphStore
+from kg.ingest.ingestor import ingest
+from kg.rdf.store import GraphStore
 
 BASE = "https://w3id.org/kg/id/"
 #: Fixed ingest time (SOURCE_DATE_EPOCH 1767225600) so provenance rows are exact.

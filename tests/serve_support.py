@@ -25,9 +25,9 @@ with warnings.catch_warnings():  # Starlette 1.0 nudges towards httpx2; httpx st
 
 __all__ = ["TestClient"]  # re-exported for the tests, with the warning silenced once
 
-from kg.query_pool import Source
-from kg.server import ServerConfig, create_app
-from kg.store import GraphStore
+from kg.rdf.store import GraphStore
+from kg.serve.app import ServerConfig, create_app
+from kg.serve.pool import Source
 from tests.query_data import build
 
 BASE = "https://w3id.org/kg/id/"

@@ -6,7 +6,8 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from kg.analytics import (
+from kg.errors import UsageError
+from kg.graph.analytics import (
     characteristic,
     communities,
     components,
@@ -14,10 +15,9 @@ from kg.analytics import (
     member_papers,
     pagerank,
 )
-from kg.errors import UsageError
-from kg.incidence import Incidence
-from kg.projections import item_graph, paper_graph
-from kg.store import GraphStore
+from kg.graph.incidence import Incidence
+from kg.graph.projections import item_graph, paper_graph
+from kg.rdf.store import GraphStore
 from tests.conftest import BASE
 
 P = "https://example.org/paper/"
@@ -109,8 +109,8 @@ def test_a_backend_that_is_not_installed() -> None:
 
 
 def test_seed_communities(seed_store: GraphStore) -> None:
-    from kg.incidence import load_incidence
-    from kg.projections import project
+    from kg.graph.incidence import load_incidence
+    from kg.graph.projections import project
 
     inc = load_incidence(seed_store, ("authors", "methods", "tasks"))
     graph = project(seed_store, "author-author", incidence=inc)

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from kg.ingest import IngestReport, ingest
-from kg.store import GraphStore
+from kg.ingest.ingestor import IngestReport, ingest
+from kg.rdf.store import GraphStore
 from tests import dump_samples
 from tests.conftest import BASE, RAW_DIR, select
 

@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from kg.identity import Iris
-from kg.ingest import KINDS, IngestReport, ingest
-from kg.mapping import Context
-from kg.reader import read_items
-from kg.store import GraphStore
-from kg.synth_dumps import write_archive
+from kg.ingest.identity import Iris
+from kg.ingest.ingestor import KINDS, IngestReport, ingest
+from kg.ingest.mapping import Context
+from kg.ingest.reader import read_items
+from kg.rdf.store import GraphStore
+from kg.testing.dumps import write_archive
 from tests import dump_samples
 from tests.conftest import BASE, RAW_DIR, run, select
 

@@ -23,13 +23,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kg.errors import KgError, NotFoundError, StoreError, UsageError
-from kg.export import FORMATS, construct, export, export_file, subset_query
-from kg.identity import Iris
-from kg.ingest import ingest
-from kg.jsonld import Compactor, context
-from kg.results import AskResult, GraphResult
-from kg.store import JOURNAL_GRAPH, GraphStore
-from kg.synth import records as synth_records
+from kg.export.exporter import FORMATS, construct, export, export_file, subset_query
+from kg.export.jsonld import Compactor, context
+from kg.ingest.identity import Iris
+from kg.ingest.ingestor import ingest
+from kg.rdf.results import AskResult, GraphResult
+from kg.rdf.store import JOURNAL_GRAPH, GraphStore
+from kg.testing.records import records as synth_records
 from tests.conftest import BASE, KG, RAW_DIR
 
 ALL = sorted(FORMATS)
@@ -121,7 +121,7 @@ def test_statement_counts_match_the_store(seed_store: GraphStore, fmt: str) -> N
 @pytest.fixture(scope="module")
 def dump_store() -> GraphStore:
     """The real methods dump and the sota-extractor task files, ingested with kg."""
-    pytest.importorskip("kg.dumps", reason="the dump ingest (issue 3) has not landed")
+    pytest.importorskip("kg.ingest.dumps", reason="the dump ingest (issue 3) has not landed")
     files = sorted((RAW_DIR / "pwc-methods-2022").glob("*.json.gz"))
     files += sorted((RAW_DIR / "sota-extractor-tasks").glob("*.json"))
     store = GraphStore.memory()
@@ -150,7 +150,7 @@ def test_dump_slices_state_triples_in_several_graphs_and_the_union_writes_them_o
 @pytest.mark.slow
 @pytest.mark.parametrize("fmt", ALL)
 def test_every_format_round_trips_on_all_the_raw_slices(fmt: str) -> None:
-    pytest.importorskip("kg.dumps", reason="the dump ingest (issue 3) has not landed")
+    pytest.importorskip("kg.ingest.dumps", reason="the dump ingest (issue 3) has not landed")
     store = GraphStore.memory()
     files = sorted(p for p in RAW_DIR.glob("*/*") if p.name.endswith((".json", ".json.gz")))
     assert ingest(store, [str(f) for f in files], base_iri=BASE).rejected == 0
@@ -243,7 +243,7 @@ DATATYPE = st.sampled_from(
 def terms_ntriples(draw: st.DrawFn) -> str:
     """N-Triples lines of IRIs in and out of the prefixes' namespaces, blank nodes and
     literals of every kind, for the Turtle writer."""
-    from kg.terms import literal, segment, typed
+    from kg.rdf.terms import literal, segment, typed
 
     def iri() -> str:
         return f"<{draw(NAMESPACE)}{segment(draw(LOCAL))}>"
@@ -383,14 +383,14 @@ def test_the_union_holds_each_triple_once(fmt: str) -> None:
 def test_shared_subjects_are_found_across_query_batches_and_collisions_cost_nothing(
     mixed_records: list[dict[str, Any]], fmt: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import kg.export
+    import kg.export.exporter
 
     store = store_with_shared_triples()
     ingest_records(store, mixed_records, "records.jsonl")
     expected = exported(store, fmt)
-    monkeypatch.setattr(kg.export, "_GRAPHS_PER_QUERY", 1)  # every graph its own batch
+    monkeypatch.setattr(kg.export.exporter, "_GRAPHS_PER_QUERY", 1)  # every graph its own batch
     assert exported(store, fmt) == expected
-    real = kg.export._sharing
+    real = kg.export.exporter._sharing
 
     class Everything(set[int]):
         def __contains__(self, key: object) -> bool:
@@ -398,9 +398,9 @@ def test_shared_subjects_are_found_across_query_batches_and_collisions_cost_noth
 
     def all_shared(store: GraphStore, graphs: Any) -> Any:
         found = real(store, graphs)  # as if every hash collided: all subjects look shared
-        return kg.export._Sharing(Everything(), set(found.batch_of.values()), found.batch_of)
+        return kg.export.exporter._Sharing(Everything(), set(found.batch_of.values()), found.batch_of)
 
-    monkeypatch.setattr(kg.export, "_sharing", all_shared)
+    monkeypatch.setattr(kg.export.exporter, "_sharing", all_shared)
     assert exported(store, fmt) == expected  # every subject read whole from the store
     assert_same_graph(store, expected, fmt)
 
@@ -409,13 +409,13 @@ def test_shared_subjects_are_found_across_query_batches_and_collisions_cost_noth
 def test_bloom_false_positives_change_no_byte(
     mixed_records: list[dict[str, Any]], fmt: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import kg.export
+    import kg.export.exporter
 
     store = store_with_shared_triples()
     ingest_records(store, mixed_records, "records.jsonl")
     expected = exported(store, fmt)
     # As if the filter said "seen" for every subject: each line is checked in the store.
-    monkeypatch.setattr(kg.export._SeenSubjects, "check_add", lambda self, key: True)
+    monkeypatch.setattr(kg.export.exporter._SeenSubjects, "check_add", lambda self, key: True)
     assert exported(store, fmt) == expected
     assert_same_graph(store, expected, fmt)
 
@@ -560,7 +560,7 @@ def test_jsonld_keeps_what_no_term_fits() -> None:
 
 def test_construct_results_are_compacted_the_same_way(seed_store: GraphStore) -> None:
     """`kg sparql/query --format jsonld` and the server use the same compactor."""
-    from kg.jsonld import compact_ntriples
+    from kg.export.jsonld import compact_ntriples
 
     card = seed_store.query(f"CONSTRUCT {{ ?p ?x ?y }} WHERE {{ ?p a <{KG}Paper> ; ?x ?y }}")
     assert isinstance(card, GraphResult)

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from kg.export import FORMATS, export
-from kg.store import GraphStore, parse_to_ntriples
+from kg.export.exporter import FORMATS, export
+from kg.rdf.store import GraphStore, parse_to_ntriples
 from tests.conftest import BASE, KG, ROOT, run
 
 PAPER = "self-attention-attribution-interpreting"

@@ -9,8 +9,8 @@ import networkx as nx
 import pytest
 from typer.testing import CliRunner
 
-from kg.ingest import ingest
-from kg.store import GraphStore
+from kg.ingest.ingestor import ingest
+from kg.rdf.store import GraphStore
 from tests.conftest import BASE, run
 
 A = "attention-module-is-not-only-a-weight"

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from kg.errors import KgError
-from kg.identity import Iris
-from kg.ingest import ingest
-from kg.store import JOURNAL_GRAPH, GraphStore
-from kg.synth import records
+from kg.ingest.identity import Iris
+from kg.ingest.ingestor import ingest
+from kg.rdf.store import JOURNAL_GRAPH, GraphStore
+from kg.testing.records import records
 from tests.conftest import BASE, select
 
 

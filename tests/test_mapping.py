@@ -11,9 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kg.errors import RecordError
-from kg.identity import Iris
-from kg.mapping import Context, map_record
-from kg.store import GraphStore
+from kg.ingest.identity import Iris
+from kg.ingest.mapping import Context, map_record
+from kg.rdf.store import GraphStore
 from tests.conftest import BASE, select
 
 CTX = Context(Iris(BASE), source_file="seed.json", ingested_at="2026-11-30T00:00:00+00:00")

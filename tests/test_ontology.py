@@ -1,6 +1,6 @@
 """The ontology, shapes and JSON-LD context agree with what the code emits.
 
-kg's namespace is closed: every term is defined once in `kg.vocab.KG_TERMS`, declared in
+kg's namespace is closed: every term is defined once in `kg.rdf.vocab.KG_TERMS`, declared in
 `ontology/kg.ttl`, and nothing else in the namespace may appear in mapped data. The SHACL
 shapes must accept the graph built from the real seed records and reject broken ones.
 """
@@ -19,11 +19,11 @@ from rdflib.collection import Collection
 from rdflib.compare import isomorphic
 from rdflib.namespace import OWL, RDF, RDFS
 
-from kg.identity import Iris
-from kg.ingest import ingest
-from kg.mapping import Context, map_record
-from kg.store import GraphStore
-from kg.vocab import KG_NS, KG_TERMS, XSD_NS
+from kg.ingest.identity import Iris
+from kg.ingest.ingestor import ingest
+from kg.ingest.mapping import Context, map_record
+from kg.rdf.store import GraphStore
+from kg.rdf.vocab import KG_NS, KG_TERMS, XSD_NS
 from tests import dump_samples
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -219,7 +219,7 @@ def declared(ontology: rdflib.Graph) -> dict[str, rdflib.URIRef]:
 
 def test_every_vocab_term_is_declared(declared: dict[str, rdflib.URIRef]) -> None:
     missing = sorted(KG_TERMS - declared.keys())
-    assert not missing, f"declare these kg.vocab terms in ontology/kg.ttl: {missing}"
+    assert not missing, f"declare these kg.rdf.vocab terms in ontology/kg.ttl: {missing}"
 
 
 @pytest.mark.parametrize("local", sorted(KG_TERMS))
@@ -268,7 +268,7 @@ def test_ontology_header(ontology: rdflib.Graph) -> None:
 
 def test_vocab_declares_nothing_extra(declared: dict[str, rdflib.URIRef]) -> None:
     extra = sorted(declared.keys() - KG_TERMS)
-    assert not extra, f"ontology/kg.ttl declares terms kg.vocab does not define: {extra}"
+    assert not extra, f"ontology/kg.ttl declares terms kg.rdf.vocab does not define: {extra}"
 
 
 def test_ontology_mentions_no_undeclared_kg_term(

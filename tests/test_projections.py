@@ -10,11 +10,10 @@ import networkx as nx
 import pytest
 from networkx.algorithms import bipartite
 
-import kg.projections
+import kg.graph.projections
 from kg.errors import UsageError
-from kg.incidence import Incidence, load_incidence
-from kg.ingest import ingest
-from kg.projections import (
+from kg.graph.incidence import Incidence, load_incidence
+from kg.graph.projections import (
     bipartite_graph,
     item_graph,
     paper_graph,
@@ -22,8 +21,9 @@ from kg.projections import (
     projection_kind,
     write_graph,
 )
-from kg.store import GraphStore
-from kg.synth import records
+from kg.ingest.ingestor import ingest
+from kg.rdf.store import GraphStore
+from kg.testing.records import records
 from tests.conftest import BASE, RAW_DIR
 
 P = "https://example.org/paper/"
@@ -110,7 +110,7 @@ def test_kinds_and_aliases() -> None:
 
 
 def test_too_large_a_projection_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(kg.projections, "MAX_PAIRS", 1)
+    monkeypatch.setattr(kg.graph.projections, "MAX_PAIRS", 1)
     with pytest.raises(UsageError, match=r"would weigh up to 4 pairs.*--max-share"):
         paper_graph(hand_made())
 

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from kg.errors import InputError, NotFoundError, ParameterError
-from kg.identity import Iris
-from kg.queries import (
+from kg.ingest.identity import Iris
+from kg.query.named import (
     Parameter,
     bind,
     find_query,
@@ -31,8 +31,8 @@ from kg.queries import (
     to_term,
     with_values,
 )
-from kg.results import GraphResult, QueryResult, SelectResult, Term, compact
-from kg.store import GraphStore
+from kg.rdf.results import GraphResult, QueryResult, SelectResult, Term, compact
+from kg.rdf.store import GraphStore
 from tests.conftest import ROOT, run
 from tests.query_data import BASE, INGESTED_AT, build, build_dumps, write_mini
 

@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 
-from kg.identity import arxiv_id, pwc_slug, title_key
-from kg.ingest import ingest
-from kg.queries import bind, find_query, run_local
-from kg.results import SelectResult, compact
-from kg.store import GraphStore
-from kg.values import metric_value
+from kg.ingest.identity import arxiv_id, pwc_slug, title_key
+from kg.ingest.ingestor import ingest
+from kg.ingest.values import metric_value
+from kg.query.named import bind, find_query, run_local
+from kg.rdf.results import SelectResult, compact
+from kg.rdf.store import GraphStore
 from tests.conftest import RAW_DIR
 
 BASE = "https://w3id.org/kg/id/"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from kg.errors import InputError
-from kg.reader import expand, read_items
+from kg.ingest.reader import expand, read_items
 
 GOOD = {"url": "/paper/a", "title": "A"}
 

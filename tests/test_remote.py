@@ -22,10 +22,10 @@ import pytest
 from typer.testing import CliRunner
 
 from kg.errors import EndpointError, QueryTimeoutError, UsageError
-from kg.queries import bind, find_query, load_query, run_local, run_remote
-from kg.remote import Endpoint
-from kg.results import AskResult, GraphResult, SelectResult
-from kg.store import GraphStore
+from kg.query.named import bind, find_query, load_query, run_local, run_remote
+from kg.query.remote import Endpoint
+from kg.rdf.results import AskResult, GraphResult, SelectResult
+from kg.rdf.store import GraphStore
 from tests.conftest import run
 from tests.query_data import BASE, build, build_dumps, write_mini
 from tests.test_queries import CASES, HOSTILE, QUERY_FILES, expected, normalise

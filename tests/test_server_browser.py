@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from kg.store import GraphStore
+from kg.rdf.store import GraphStore
 from tests.query_data import build
 from tests.serve_support import STOPPED, ServeProcess
 

@@ -20,8 +20,8 @@ from rdflib.plugins.stores.sparqlstore import SPARQLStore
 from SPARQLWrapper import JSON, RDFXML, TURTLE, XML, SPARQLWrapper
 from typer.testing import CliRunner
 
-from kg.store import GraphStore
-from kg.synth import records
+from kg.rdf.store import GraphStore
+from kg.testing.records import records
 from tests.conftest import run
 from tests.query_data import build
 from tests.serve_support import (

@@ -22,10 +22,10 @@ import rdflib
 from rdflib.compare import isomorphic
 from rdflib.query import Result
 
-from kg.queries import bind, load_queries, load_query, run_local
-from kg.remote import parse_sparql_json
-from kg.results import GraphResult, SelectResult
-from kg.store import GraphStore
+from kg.query.named import bind, load_queries, load_query, run_local
+from kg.query.remote import parse_sparql_json
+from kg.rdf.results import GraphResult, SelectResult
+from kg.rdf.store import GraphStore
 from tests.query_data import build_dumps, write_mini
 from tests.serve_support import (
     BASE,

@@ -12,9 +12,8 @@ import numpy as np
 import pytest
 
 from kg.errors import NotFoundError, UsageError
-from kg.incidence import RELATIONS, Incidence, load_incidence, relation_names
-from kg.ingest import ingest
-from kg.similarity import (
+from kg.graph.incidence import RELATIONS, Incidence, load_incidence, relation_names
+from kg.graph.similarity import (
     METRICS,
     SimilarityIndex,
     bm25_idf,
@@ -22,8 +21,9 @@ from kg.similarity import (
     shared,
     similar,
 )
-from kg.store import GraphStore
-from kg.synth import records
+from kg.ingest.ingestor import ingest
+from kg.rdf.store import GraphStore
+from kg.testing.records import records
 from tests.conftest import BASE, RAW_DIR
 
 P = "https://example.org/paper/"
@@ -166,7 +166,7 @@ def test_idf_weights() -> None:
 
 def test_unknown_metric_and_bad_k() -> None:
     with pytest.raises(UsageError, match="unknown metric 'dice'; use one of: idf, jaccard"):
-        from kg.similarity import metric_named
+        from kg.graph.similarity import metric_named
 
         metric_named("dice")
     with pytest.raises(UsageError, match="--top must be at least 1"):
@@ -191,7 +191,7 @@ def synth_store(tmp_path_factory: pytest.TempPathFactory) -> GraphStore:
 
 
 def sets_from_sparql(store: GraphStore, relations: tuple[str, ...]) -> dict[str, set[str]]:
-    """paper -> items, read with one plain SPARQL query per relation (not kg.incidence)."""
+    """paper -> items, read with one plain SPARQL query per relation (not kg.graph.incidence)."""
     out: dict[str, set[str]] = defaultdict(set)
     for name in relations:
         query = f"SELECT DISTINCT ?p ?i WHERE {{ ?p {RELATIONS[name].path} ?i }}"

@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kg.queries import load_query, sparql_term
-from kg.results import Term
-from kg.sparql_scan import Target, host_allowed, scan, tokens, unescape_codepoints
-from kg.store import select_variables
+from kg.query.named import load_query, sparql_term
+from kg.rdf.results import Term
+from kg.rdf.sparql_scan import Target, host_allowed, scan, tokens, unescape_codepoints
+from kg.rdf.store import select_variables
 
 QUERY_FILES = sorted(Path("queries").glob("*.rq"))
 # Text, often built from the pieces that could fool a scanner, but without `\u` escapes:

@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from kg.ingest import ingest
-from kg.results import SelectResult
-from kg.stats import compute
-from kg.store import GraphStore
-from kg.synth import records as synth_records
-from kg.void import DEFAULT_LICENSE, describe
+from kg.export.void import DEFAULT_LICENSE, describe
+from kg.ingest.ingestor import ingest
+from kg.query.stats import compute
+from kg.rdf.results import SelectResult
+from kg.rdf.store import GraphStore
+from kg.testing.records import records as synth_records
 from tests.conftest import BASE, RAW_DIR, run
 
 VOID = "http://rdfs.org/ns/void#"
@@ -57,7 +57,7 @@ def counts(void: GraphStore) -> dict[str, Any]:
 
 
 def expand(short: str) -> str:
-    from kg.vocab import PREFIXES
+    from kg.rdf.vocab import PREFIXES
 
     prefix, _, local = short.partition(":")
     return PREFIXES[prefix] + local if prefix in PREFIXES else short
@@ -125,7 +125,7 @@ def test_void_counts_match_stats_on_generated_records(tmp_path: Path) -> None:
 
 
 def test_void_counts_match_stats_on_the_dump_slices() -> None:
-    pytest.importorskip("kg.dumps", reason="the dump ingest (issue 3) has not landed")
+    pytest.importorskip("kg.ingest.dumps", reason="the dump ingest (issue 3) has not landed")
     store = GraphStore.memory()
     files = [*sorted((RAW_DIR / "sota-extractor-tasks").glob("*.json"))]
     assert ingest(store, [str(f) for f in files], base_iri=BASE).rejected == 0

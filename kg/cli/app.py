@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
@@ -15,7 +15,9 @@ from rich.markup import escape
 
 from kg.config import DEFAULT_BASE_IRI, DEFAULT_STORE
 from kg.errors import KgError
-from kg.store import GraphStore
+
+if TYPE_CHECKING:
+    from kg.rdf.store import GraphStore
 
 app = typer.Typer(
     name="kg",
@@ -54,6 +56,8 @@ class State:
         if self._store is not None and (self._store.read_only and write):
             self.close()
         if self._store is None:
+            from kg.rdf.store import GraphStore  # pyoxigraph: not needed for --help
+
             path = None if self.memory else self.store_path
             self._store = GraphStore.open(path, read_only=not write and path is not None)
         return self._store

@@ -5,19 +5,19 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
-from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from kg.cli.app import EndpointTimeout, EndpointUrl, ResultFormat, command, err, out, state
 from kg.cli.output import emit, render
 from kg.errors import RecordError, UsageError
-from kg.identity import Iris
-from kg.ingest import KINDS, Ingestor, IngestReport
-from kg.stats import compute
+
+if TYPE_CHECKING:
+    from kg.ingest.ingestor import IngestReport
+
+# Each command imports the library modules it runs, so that `kg --help` stays quick.
 
 
 def read_query_text(query: str) -> str:
@@ -67,6 +67,11 @@ def ingest(
     bad record is reported (file, record, field) without stopping the others.
     Exit code 1 if any record was rejected.
     """
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    from kg.ingest.identity import Iris
+    from kg.ingest.ingestor import KINDS, Ingestor
+
     if kind is not None and kind not in KINDS:
         raise UsageError(f"unknown --kind {kind!r}; use one of: {', '.join(sorted(KINDS))}")
     store = state.store(write=True)
@@ -141,6 +146,10 @@ def stats(
     as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
 ) -> None:
     """Count what the store holds: entities per class, triples and named graphs."""
+    from rich.table import Table
+
+    from kg.query.stats import compute
+
     result = compute(state.store(), state.base_iri)
     if as_json:
         out.print_json(json.dumps(result.as_dict()))
@@ -166,7 +175,7 @@ def sparql(
     """Run an ad-hoc SPARQL query (the default graph is the union of all graphs)."""
     text = read_query_text(query)
     if endpoint:
-        from kg.remote import Endpoint
+        from kg.query.remote import Endpoint
 
         result = Endpoint(endpoint, timeout=timeout).query(text)
     else:
@@ -180,7 +189,7 @@ def validate(
     limit: Annotated[int, typer.Option(help="Show at most this many violations.")] = 50,
 ) -> None:
     """Check the graph against the SHACL shapes in ontology/shapes.ttl."""
-    from kg.validate import validate as run_validation
+    from kg.export.validate import validate as run_validation
 
     report = run_validation(state.store())
     if as_json:

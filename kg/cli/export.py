@@ -12,7 +12,7 @@ import typer
 
 from kg.cli.app import command, err, out, state
 from kg.errors import UsageError
-from kg.export import (
+from kg.export.exporter import (
     FORMATS,
     ExportReport,
     check_destination,
@@ -25,9 +25,9 @@ from kg.export import (
     resolve_graph,
     subset_query,
 )
-from kg.queries import parse_assignments
+from kg.query.named import parse_assignments
+from kg.rdf.store import GraphStore, iri_error
 from kg.resources import exports_dir
-from kg.store import GraphStore, iri_error
 
 
 def _summary(report: ExportReport, where: str) -> str:
@@ -170,7 +170,7 @@ def void_command(
 ) -> None:
     """Describe the dataset in VoID: triples, entities per class, properties, vocabularies,
     example resources, dump locations and licence. Its counts match kg stats."""
-    from kg.void import describe, dump_files, dump_urls
+    from kg.export.void import describe, dump_files, dump_urls
 
     spec = export_format(fmt)
     if spec.dataset:

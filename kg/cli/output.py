@@ -8,7 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from kg.errors import UsageError
-from kg.results import (
+from kg.rdf.results import (
     AskResult,
     GraphResult,
     QueryResult,
@@ -18,7 +18,7 @@ from kg.results import (
     to_sparql_json,
     to_tsv,
 )
-from kg.vocab import PREFIXES
+from kg.rdf.vocab import PREFIXES
 
 TABULAR_FORMATS = ("table", "json", "csv", "tsv")
 GRAPH_FORMATS = ("turtle", "ntriples", "jsonld", "rdfxml", "nquads", "trig")
@@ -34,7 +34,7 @@ def render(result: QueryResult, fmt: str, *, base_iri: str = "") -> str | Table:
                 f"--format {fmt} is for SELECT/ASK; a CONSTRUCT/DESCRIBE result takes "
                 f"one of: {', '.join(GRAPH_FORMATS)}"
             )
-        from kg.rdfio import graph_text
+        from kg.export.rdfio import graph_text
 
         return graph_text(result.ntriples, fmt)
     if fmt not in TABULAR_FORMATS:

@@ -12,7 +12,7 @@ from rich.table import Table
 from kg.cli.app import EndpointTimeout, EndpointUrl, ResultFormat, command, out, state
 from kg.cli.output import emit, render
 from kg.errors import UsageError
-from kg.queries import (
+from kg.query.named import (
     NamedQuery,
     bind,
     find_query,
@@ -23,7 +23,7 @@ from kg.queries import (
     run_remote,
     with_values,
 )
-from kg.results import SelectResult
+from kg.rdf.results import SelectResult
 
 
 def _listing(queries: dict[str, NamedQuery], fmt: str, markdown: bool) -> None:

@@ -106,8 +106,8 @@ def serve(
     """
     import uvicorn
 
-    from kg.query_pool import Source
-    from kg.server import ServerConfig, create_app
+    from kg.serve.app import ServerConfig, create_app
+    from kg.serve.pool import Source
 
     token = update_token
     if allow_update and not token:

@@ -14,7 +14,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from kg.synth import records
+from kg.testing.records import records
 
 SEEDS_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "seeds"
 if not SEEDS_DIR.is_dir():

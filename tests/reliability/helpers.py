@@ -16,9 +16,9 @@ from typing import Any
 
 import httpx
 
-from kg.results import SelectResult
-from kg.store import GraphStore
-from kg.synth import records
+from kg.rdf.results import SelectResult
+from kg.rdf.store import GraphStore
+from kg.testing.records import records
 
 BASE = "https://w3id.org/kg/id/"
 RECORD_GRAPHS = f"{BASE}graph/record/"
@@ -63,7 +63,7 @@ def write_jsonl(path: Path, items: Iterable[Any]) -> Path:
 
 
 def synth_file(path: Path, n: int, seed: int = 8) -> Path:
-    """`n` generated paper records (kg.synth) as JSON Lines."""
+    """`n` generated paper records (kg.testing.records) as JSON Lines."""
     return write_jsonl(path, records(n, seed=seed))
 
 

@@ -21,9 +21,9 @@ from typing import Any
 
 import pytest
 
-from kg.ingest import ingest
-from kg.store import GraphStore
-from kg.synth import records
+from kg.ingest.ingestor import ingest
+from kg.rdf.store import GraphStore
+from kg.testing.records import records
 from tests.reliability.helpers import (
     BASE,
     EPOCH,
@@ -220,8 +220,8 @@ SNAPSHOT_SCRIPT = """
 import json, resource, sys
 from pathlib import Path
 resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))  # the unpinned failure balloons
-from kg.ingest import ingest
-from kg.store import GraphStore
+from kg.ingest.ingestor import ingest
+from kg.rdf.store import GraphStore
 path, more = Path(sys.argv[1]), sys.argv[2]
 count = "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }"
 reader = GraphStore.open(path, read_only=True)

@@ -17,10 +17,10 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 
 from kg.errors import RecordError
-from kg.identity import Iris
-from kg.mapping import Context, map_record
-from kg.store import GraphStore
-from kg.synth import records
+from kg.ingest.identity import Iris
+from kg.ingest.mapping import Context, map_record
+from kg.rdf.store import GraphStore
+from kg.testing.records import records
 from tests.reliability.fuzz_corpus import (
     RESULT_LINE,
     Case,
@@ -266,7 +266,7 @@ def test_one_unstorable_record_is_isolated_by_bisection(
     """If the mapping ever produced RDF the loader refuses, that record alone is rejected,
     the rest of its batch lands, and finding it takes log2(batch) loads, not one per record
     (a 2,000-record batch took 2,000 bulk loads, each writing a dozen files)."""
-    import kg.ingest
+    import kg.ingest.ingestor
 
     def broken(value: Any, ctx: Context) -> list[Any]:
         mapped = map_record(value, ctx)
@@ -274,12 +274,12 @@ def test_one_unstorable_record_is_isolated_by_bisection(
             mapped.triples.append("<not an iri> <urn:p> <urn:o>")
         return [mapped]
 
-    kind = kg.ingest.Kind("record", kg.ingest.KINDS["record"].detect, broken)
-    monkeypatch.setitem(kg.ingest.KINDS, "record", kind)
+    kind = kg.ingest.ingestor.Kind("record", kg.ingest.ingestor.KINDS["record"].detect, broken)
+    monkeypatch.setitem(kg.ingest.ingestor.KINDS, "record", kind)
     path = write_jsonl(tmp_path / "r.jsonl", records(256, seed=2))
     store = CountingStore.memory()
     CountingStore.loads = 0
-    report = kg.ingest.ingest(store, [str(path)], base_iri=BASE, batch_size=256)
+    report = kg.ingest.ingestor.ingest(store, [str(path)], base_iri=BASE, batch_size=256)
     assert (report.added, report.rejected) == (255, 1)
     assert "synthetic-paper-77" not in " ".join(store.named_graphs())
     assert "kg produced invalid RDF" in str(report.errors[0])

@@ -24,9 +24,9 @@ from typing import Any
 
 import pytest
 
-from kg.ingest import ingest
-from kg.store import JOURNAL_GRAPH, GraphStore
-from kg.vocab import KG
+from kg.ingest.ingestor import ingest
+from kg.rdf.store import JOURNAL_GRAPH, GraphStore
+from kg.rdf.vocab import KG
 from tests.reliability.helpers import (
     BASE,
     EPOCH,

@@ -23,7 +23,7 @@ from typing import Any
 import httpx
 import pytest
 
-from kg.synth import records
+from kg.testing.records import records
 from tests.reliability.helpers import (
     STOPPED,
     Server,

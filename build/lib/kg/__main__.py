@@ -1,0 +1,5 @@
+"""`python -m kg` runs the CLI."""
+
+from kg.cli import main
+
+main()

@@ -1,0 +1,12 @@
+"""kg's command line: a thin skin over the library. Each module registers its commands."""
+
+from kg.cli import (
+    core,  # noqa: F401  (registers ingest, stats, sparql, validate)
+    export,  # noqa: F401  (registers export, void)
+    graph,  # noqa: F401  (registers project, similar, shared, communities)
+    query,  # noqa: F401  (registers query)
+    serve,  # noqa: F401  (registers serve)
+)
+from kg.cli.app import app, main
+
+__all__ = ["app", "main"]

@@ -1,0 +1,128 @@
+"""The Typer application, its global options, and the one place errors become messages."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from kg.config import DEFAULT_BASE_IRI, DEFAULT_STORE
+from kg.errors import KgError
+from kg.rdf.store import GraphStore
+
+app = typer.Typer(
+    name="kg",
+    help="A knowledge graph of machine-learning research: paper records as RDF in Oxigraph.",
+    no_args_is_help=True,
+    rich_markup_mode="rich",
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+out = Console(soft_wrap=True)
+err = Console(stderr=True, soft_wrap=True)
+
+# Options that `kg sparql` and `kg query` share.
+ResultFormat = Annotated[
+    str,
+    typer.Option(
+        "--format", "-f", help="table|json|csv|tsv, or turtle|ntriples|jsonld for CONSTRUCT."
+    ),
+]
+EndpointUrl = Annotated[
+    str | None,
+    typer.Option(help="Run against this SPARQL 1.1 endpoint URL instead of the store."),
+]
+EndpointTimeout = Annotated[float, typer.Option(help="Seconds to wait for a remote endpoint.")]
+
+
+@dataclass
+class State:
+    store_path: Path = DEFAULT_STORE
+    memory: bool = False
+    base_iri: str = DEFAULT_BASE_IRI
+    _store: GraphStore | None = None
+
+    def store(self, *, write: bool = False) -> GraphStore:
+        """The store: opened for writing, or read-only (a snapshot beside any writer)."""
+        if self._store is not None and (self._store.read_only and write):
+            self.close()
+        if self._store is None:
+            path = None if self.memory else self.store_path
+            self._store = GraphStore.open(path, read_only=not write and path is not None)
+        return self._store
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+
+state = State()
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def handles_errors(func: F) -> F:
+    """Turn kg's domain errors into one line on stderr and their exit code."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except KgError as exc:  # messages quote data: escape it, "[/red]" is not markup
+            err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, markup=True)
+            raise typer.Exit(exc.exit_code) from None
+        except BrokenPipeError:  # `kg ... | head`
+            sys.stderr.close()
+            raise typer.Exit(0) from None
+        except OSError as exc:  # disk full, permissions: one line, not a traceback
+            err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, markup=True)
+            raise typer.Exit(1) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def command(*args: Any, **kwargs: Any) -> Callable[[F], F]:
+    """`app.command` with kg's error handling."""
+
+    def register(func: F) -> F:
+        app.command(*args, **kwargs)(handles_errors(func))
+        return func
+
+    return register
+
+
+@app.callback()
+def global_options(
+    ctx: typer.Context,
+    store: Annotated[
+        Path,
+        typer.Option(
+            "--store", envvar="KG_STORE", help="The on-disk store directory.", show_default=True
+        ),
+    ] = DEFAULT_STORE,
+    memory: Annotated[
+        bool, typer.Option("--memory", help="Use a throwaway in-memory store instead.")
+    ] = False,
+    base_iri: Annotated[
+        str,
+        typer.Option("--base-iri", envvar="KG_BASE_IRI", help="The base of every instance IRI."),
+    ] = DEFAULT_BASE_IRI,
+) -> None:
+    """kg: build, query, project, export and serve the graph."""
+    state.close()
+    state.store_path = store
+    state.memory = memory
+    state.base_iri = base_iri if base_iri.endswith(("/", "#")) else base_iri + "/"
+    ctx.call_on_close(state.close)
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,202 @@
+"""ingest, stats, sparql and validate."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from kg.cli.app import EndpointTimeout, EndpointUrl, ResultFormat, command, err, out, state
+from kg.cli.output import emit, render
+from kg.errors import RecordError, UsageError
+from kg.ingest.identity import Iris
+from kg.ingest.ingestor import KINDS, Ingestor, IngestReport
+from kg.query.stats import compute
+
+
+def read_query_text(query: str) -> str:
+    """QUERY as given: the text, `@file.rq`, or `-` for standard input."""
+    if query == "-":
+        return sys.stdin.read()
+    if query.startswith("@"):
+        path = Path(query[1:])
+        if not path.is_file():
+            raise UsageError(f"{path}: no such query file")
+        return path.read_text(encoding="utf-8")
+    return query
+
+
+@command(rich_help_panel="Build")
+def ingest(
+    paths: Annotated[
+        list[str],
+        typer.Argument(help="Files (.json, .jsonl, .ndjson, .gz), directories, or - for stdin."),
+    ],
+    strict: Annotated[
+        bool, typer.Option(help="Stop at the first bad record and write nothing.")
+    ] = False,
+    kind: Annotated[
+        str | None, typer.Option(help="Input kind, instead of detecting it from content.")
+    ] = None,
+    snapshot: Annotated[
+        str | None,
+        typer.Option(
+            help="Snapshot date (YYYY-MM-DD) of the dumps read; default: their gzip header date."
+        ),
+    ] = None,
+    batch_size: Annotated[
+        int,
+        typer.Option(
+            min=1, help="Records per write batch at most (a batch also closes at 500,000 quads)."
+        ),
+    ] = 20_000,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="No progress bar or summary.")
+    ] = False,
+) -> None:
+    """Load paper records (and Papers-with-Code dumps) into the store.
+
+    Identical records are skipped, changed ones replace their earlier version whole, and a
+    bad record is reported (file, record, field) without stopping the others.
+    Exit code 1 if any record was rejected.
+    """
+    if kind is not None and kind not in KINDS:
+        raise UsageError(f"unknown --kind {kind!r}; use one of: {', '.join(sorted(KINDS))}")
+    store = state.store(write=True)
+
+    def on_error(error: RecordError) -> None:
+        err.print(f"[red]rejected[/] {escape(str(error))}", highlight=False, markup=True)
+
+    show = not quiet and err.is_terminal
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+        disable=not show,
+    ) as bar:
+        task = bar.add_task("reading", total=None)
+
+        def on_progress(report: IngestReport) -> None:
+            bar.update(
+                task,
+                description=(
+                    f"{report.read:,} read · {report.added:,} added · {report.updated:,} updated · "
+                    f"{report.unchanged:,} unchanged · {report.rejected:,} rejected"
+                ),
+            )
+
+        ingestor = Ingestor(
+            store,
+            Iris(state.base_iri),
+            batch_size=batch_size,
+            strict=strict,
+            kind=kind,
+            snapshot=snapshot,
+            on_error=on_error,
+            on_progress=on_progress,
+        )
+        report = ingestor.run(paths)
+    if as_json:
+        data = report.as_dict()
+        data["store_quads"] = store.count()
+        out.print_json(json.dumps(data))
+    elif not quiet:
+        print_summary(report, store.count())
+    if report.rejected:
+        raise typer.Exit(1)
+
+
+def print_summary(report: IngestReport, store_quads: int) -> None:
+    rate = report.read / report.seconds if report.seconds else 0.0
+    rejected = f"{report.rejected:,} rejected"
+    if report.rejected:
+        rejected = f"[red]{rejected}[/]"
+    out.print(
+        f"[bold]{report.read:,}[/] records read from {report.files} file(s): "
+        f"[green]{report.added:,} added[/], {report.updated:,} updated, "
+        f"{report.unchanged:,} unchanged, "
+        f"{rejected}; "
+        f"{report.quads:,} quads written, the store holds {store_quads:,}; "
+        f"{report.seconds:.2f} s ({rate:,.0f} records/s)",
+        highlight=False,
+    )
+    if report.unknown_keys:
+        top = escape(", ".join(f"{k} ×{n}" for k, n in report.unknown_keys.most_common(5)))
+        out.print(
+            f"ignored {sum(report.unknown_keys.values()):,} unknown keys ({top})", highlight=False
+        )
+
+
+@command(rich_help_panel="Inspect")
+def stats(
+    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+) -> None:
+    """Count what the store holds: entities per class, triples and named graphs."""
+    result = compute(state.store(), state.base_iri)
+    if as_json:
+        out.print_json(json.dumps(result.as_dict()))
+        return
+    table = Table("class", "entities", header_style="bold")
+    for cls, n in sorted(result.classes.items()):
+        table.add_row(cls, f"{n:,}")
+    out.print(table)
+    out.print(
+        f"{result.triples:,} distinct triples in {result.quads:,} quads; "
+        f"{result.graphs:,} named graphs ({result.record_graphs:,} records)",
+        highlight=False,
+    )
+
+
+@command(rich_help_panel="Query")
+def sparql(
+    query: Annotated[str, typer.Argument(help="SPARQL text, @file.rq, or - for stdin.")],
+    fmt: ResultFormat = "table",
+    endpoint: EndpointUrl = None,
+    timeout: EndpointTimeout = 60.0,
+) -> None:
+    """Run an ad-hoc SPARQL query (the default graph is the union of all graphs)."""
+    text = read_query_text(query)
+    if endpoint:
+        from kg.query.remote import Endpoint
+
+        result = Endpoint(endpoint, timeout=timeout).query(text)
+    else:
+        result = state.store().query(text)
+    emit(render(result, fmt, base_iri=state.base_iri))
+
+
+@command(rich_help_panel="Inspect")
+def validate(
+    as_json: Annotated[bool, typer.Option("--json", help="Print violations as JSON.")] = False,
+    limit: Annotated[int, typer.Option(help="Show at most this many violations.")] = 50,
+) -> None:
+    """Check the graph against the SHACL shapes in ontology/shapes.ttl."""
+    from kg.export.validate import validate as run_validation
+
+    report = run_validation(state.store())
+    if as_json:
+        out.print_json(
+            json.dumps(
+                {
+                    "conforms": report.conforms,
+                    "violations": [v.__dict__ for v in report.violations],
+                }
+            )
+        )
+    else:
+        for v in report.violations[:limit]:
+            detail = escape(f"{v.focus} {v.path}: {v.message}")
+            out.print(f"[red]{v.severity}[/] {detail}", highlight=False)
+        verdict = "[green]conforms[/]" if report.conforms else "[red]does not conform[/]"
+        out.print(f"{verdict}: {len(report.violations)} violation(s)")
+    if not report.conforms:
+        raise typer.Exit(1)

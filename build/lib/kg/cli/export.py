@@ -1,0 +1,210 @@
+"""`kg export` and `kg void`: the graph in every standard RDF format, and its VoID description."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from kg.cli.app import command, err, out, state
+from kg.errors import UsageError
+from kg.export.exporter import (
+    FORMATS,
+    ExportReport,
+    check_destination,
+    construct,
+    default_path,
+    export,
+    export_file,
+    export_format,
+    output_stream,
+    resolve_graph,
+    subset_query,
+)
+from kg.query.named import parse_assignments
+from kg.rdf.store import GraphStore, iri_error
+from kg.resources import exports_dir
+
+
+def _summary(report: ExportReport, where: str) -> str:
+    unit = "quads" if FORMATS[report.format].dataset else "triples"
+    size = f" ({report.bytes / 1e6:,.1f} MB)" if report.bytes else ""
+    return (
+        f"wrote {report.statements:,} {unit} from {report.graphs:,} graph(s) as "
+        f"{report.format} to {where}{size} in {report.seconds:.2f} s"
+    )
+
+
+@command("export", rich_help_panel="Share")
+def export_command(
+    fmt: Annotated[
+        str,
+        typer.Option("--format", "-f", help=f"One of: {', '.join(FORMATS)}."),
+    ] = "turtle",
+    graph: Annotated[
+        str | None,
+        typer.Option(
+            "--graph",
+            "-g",
+            help="Export one named graph: an IRI, or a key under the base (graph/entities).",
+            show_default=False,
+        ),
+    ] = None,
+    out_path: Annotated[
+        str | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="The file to write, or - for stdout. Default: exports/kg.<ext> "
+            "(exports/kg-<graph>.<ext>, exports/query-<name>.<ext>).",
+            show_default=False,
+        ),
+    ] = None,
+    compress: Annotated[
+        bool, typer.Option("--gzip", help="Compress with gzip (the bytes stay deterministic).")
+    ] = False,
+    query: Annotated[
+        str | None,
+        typer.Option(
+            "--query",
+            "-q",
+            help="Export what a CONSTRUCT query returns: a named query (see kg query --list) "
+            "or @file.rq.",
+            show_default=False,
+        ),
+    ] = None,
+    param: Annotated[
+        list[str] | None,
+        typer.Option("--param", "-p", help="A --query parameter as name=value; repeatable."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+) -> None:
+    """Export the graph as Turtle, JSON-LD, N-Triples, N-Quads, TriG or RDF/XML.
+
+    The same graph always gives the same bytes: sorted, grouped by subject.
+    N-Quads and TriG keep the named graphs; the others hold their union, each triple once.
+    JSON-LD is compacted against ontology/context.jsonld, one object per entity.
+    """
+    spec = export_format(fmt)
+    if graph is not None and query is not None:
+        raise UsageError("--graph and --query do not combine: a query already picks its triples")
+    if param and query is None:
+        raise UsageError("--param binds the parameters of --query; give --query NAME too")
+    store = state.store()
+    graph_iri = resolve_graph(graph, state.base_iri) if graph is not None else None
+    source: GraphStore = store
+    if query is not None:
+        subset = subset_query(query, parse_assignments(param or []), state.base_iri)
+        source = construct(store, subset)
+    if out_path == "-":
+        with output_stream(sys.stdout.buffer, compress) as stream:
+            report = export(source, stream, spec.name, graph=graph_iri)
+        sys.stdout.buffer.flush()
+        where = "stdout"
+    else:
+        path = (
+            Path(out_path)
+            if out_path
+            else default_path(
+                spec.name,
+                compress=compress,
+                graph=graph_iri,
+                query=subset.name if query is not None else None,
+                base_iri=state.base_iri,
+            )
+        )
+        check_destination(path)
+        report = export_file(source, spec.name, path, compress=compress, graph=graph_iri)
+        where = str(path)
+    for skipped in report.skipped_graphs:
+        err.print(
+            f"[yellow]skipped[/] <{skipped}>: an ingest was writing it when the snapshot was taken",
+            highlight=False,
+        )
+    if as_json:
+        (err if out_path == "-" else out).print_json(json.dumps(report.as_dict()))
+    else:
+        err.print(_summary(report, where), highlight=False)
+
+
+@command("void", rich_help_panel="Share")
+def void_command(
+    out_path: Annotated[
+        str | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="The file to write, or - for stdout. Default: exports/void.ttl.",
+            show_default=False,
+        ),
+    ] = None,
+    fmt: Annotated[
+        str, typer.Option("--format", "-f", help="turtle, ntriples, rdfxml or jsonld.")
+    ] = "turtle",
+    dump: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--dump",
+            help="A dump URL to list (void:dataDump); repeatable. Default: the kg.* exports "
+            "found in exports/, under --dumps-url.",
+            show_default=False,
+        ),
+    ] = None,
+    dumps_url: Annotated[
+        str | None,
+        typer.Option(
+            help="Where the exports/ files are published. Default: <base IRI>dumps/.",
+            show_default=False,
+        ),
+    ] = None,
+    sparql_endpoint: Annotated[
+        str | None,
+        typer.Option(
+            help="The public SPARQL endpoint URL (void:sparqlEndpoint).", show_default=False
+        ),
+    ] = None,
+) -> None:
+    """Describe the dataset in VoID: triples, entities per class, properties, vocabularies,
+    example resources, dump locations and licence. Its counts match kg stats."""
+    from kg.export.void import describe, dump_files, dump_urls
+
+    spec = export_format(fmt)
+    if spec.dataset:
+        raise UsageError(f"a VoID description is one graph; --format {spec.name} is for datasets")
+    given = [*(dump or []), *(u for u in (dumps_url, sparql_endpoint) if u is not None)]
+    for url in given:
+        if not re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", url) or iri_error(url):
+            raise UsageError(f"{url!r} is not an absolute URL (like https://example.org/kg.nt.gz)")
+    urls = list(dump or [])
+    if not urls:
+        found = dump_files(exports_dir())
+        urls = dump_urls(found, dumps_url or f"{state.base_iri}dumps/")
+        if not found:
+            err.print(
+                "[yellow]note:[/] no kg.* exports in exports/, so no void:dataDump; "
+                "run kg export first (or give --dump URL)",
+                highlight=False,
+            )
+    description = describe(
+        state.store(), state.base_iri, dumps=urls, sparql_endpoint=sparql_endpoint
+    )
+    data = description.serialize(spec.name)
+    if out_path == "-":
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+        return
+    path = Path(out_path) if out_path else exports_dir() / f"void.{spec.extension}"
+    check_destination(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.part")
+    partial.write_bytes(data)
+    partial.replace(path)
+    err.print(
+        f"wrote the VoID description ({description.triples:,} triples, "
+        f"{len(description.classes)} classes, {len(description.properties)} properties) to {path}",
+        highlight=False,
+    )

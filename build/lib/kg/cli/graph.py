@@ -1,0 +1,285 @@
+"""project, similar, shared and communities: the graph views of the store."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from kg.cli.app import command, err, state
+from kg.cli.output import emit
+from kg.errors import UsageError
+from kg.graph.analytics import communities as find_communities
+from kg.graph.analytics import components, describe, pagerank
+from kg.graph.incidence import (
+    BY_CHOICES,
+    RELATIONS,
+    fallback_label,
+    labels,
+    load_incidence,
+    relation_names,
+)
+from kg.graph.projections import KINDS, graph_format, project, projection_kind, write_graph
+from kg.graph.similarity import DEFAULT_BY, DEFAULT_METRIC, METRICS, SharedItem, shared, similar
+from kg.resources import exports_dir
+
+PANEL = "Graph"
+BY_HELP = f"Compare by: {', '.join(BY_CHOICES)}, or several, comma-separated."
+KIND_HELP = (
+    f"One of: {', '.join(KINDS)} (aliases: coauthorship, method-cooccurrence, repository-couse)."
+)
+
+
+def _dump(data: Any) -> None:
+    emit(json.dumps(data, indent=1, ensure_ascii=False))
+
+
+def _item_text(item: SharedItem) -> str:
+    kind = RELATIONS[item.relation].item_type.lower()
+    label = item.label or fallback_label(item.iri)
+    return f"{label} ({kind}, {item.papers:,} paper{'s' if item.papers != 1 else ''})"
+
+
+@command("similar", rich_help_panel=PANEL)
+def similar_command(
+    paper: Annotated[
+        str, typer.Argument(help="A Papers-with-Code slug, an arXiv id (any version) or an IRI.")
+    ],
+    by: Annotated[str, typer.Option("--by", help=BY_HELP)] = DEFAULT_BY,
+    metric: Annotated[
+        str, typer.Option("--metric", "-m", help=f"One of: {', '.join(METRICS)}.")
+    ] = DEFAULT_METRIC,
+    top: Annotated[int, typer.Option("--top", "-k", help="How many papers.")] = 10,
+    explain: Annotated[
+        int, typer.Option(help="Shared items to show per paper (all of them with --json).")
+    ] = 5,
+    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+) -> None:
+    """The papers closest to PAPER, each with its score and the shared items behind it.
+
+    The default metric, idf, weighs a shared item by how rare it is: sharing an author or
+    a rare method counts far more than sharing Adam or Dropout (docs/similarity.md).
+    """
+    result = similar(state.store(), paper, base_iri=state.base_iri, by=by, metric=metric, top=top)
+    if as_json:
+        _dump(result.as_dict())
+        return
+    n = len(result.matches)
+    lines = [
+        f"{result.label} <{result.paper}>",
+        f"{result.item_count:,} item{'s' if result.item_count != 1 else ''} "
+        f"({', '.join(result.by)}); metric {result.metric}; "
+        f"{n} similar paper{'s' if n != 1 else ''}",
+    ]
+    if result.item_count == 0:
+        lines.append(
+            f"it has no {' or '.join(result.by)} in the store, so nothing to compare it by"
+        )
+    for rank, match in enumerate(result.matches, start=1):
+        lines.append(f"{rank:>3}. {match.score:.4f}  {match.label}  <{match.paper}>")
+        shown = ", ".join(_item_text(s) for s in match.shared[:explain])
+        more = len(match.shared) - explain
+        tail = f", … (+{more})" if more > 0 else ""
+        lines.append(f"       {len(match.shared)} shared: {shown}{tail}")
+    emit("\n".join(lines))
+
+
+@command("shared", rich_help_panel=PANEL)
+def shared_command(
+    a: Annotated[str, typer.Argument(help="A paper: slug, arXiv id or IRI.")],
+    b: Annotated[str, typer.Argument(help="Another paper.")],
+    by: Annotated[str, typer.Option("--by", help=BY_HELP)] = "all",
+    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+) -> None:
+    """Everything two papers share: methods, repositories, tasks, authors, datasets."""
+    result = shared(state.store(), a, b, base_iri=state.base_iri, by=by)
+    if as_json:
+        _dump(result.as_dict())
+        return
+    lines = [f"A: {result.label_a} <{result.a}>", f"B: {result.label_b} <{result.b}>"]
+    for rel in result.relations:
+        lines.append(
+            f"{rel.relation}: {len(rel.items)} shared of {rel.count_a} and {rel.count_b} "
+            f"(Jaccard {rel.jaccard:.4f})"
+        )
+        lines.extend(f"  {_item_text(item)}" for item in rel.items)
+    emit("\n".join(lines))
+
+
+def _default_out(kind: str, by: str) -> Path:
+    suffix = f"-by-{by.replace(',', '-')}" if kind == "paper-paper" else ""
+    return exports_dir() / f"{kind}{suffix}.graphml"
+
+
+@command("project", rich_help_panel=PANEL)
+def project_command(
+    kind: Annotated[str, typer.Argument(help=KIND_HELP)],
+    out_path: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="The file: .graphml, .gexf or .json (node-link). Default: exports/KIND.graphml.",
+            show_default=False,
+        ),
+    ] = None,
+    by: Annotated[str, typer.Option("--by", help=f"For paper-paper: {BY_HELP}")] = "methods",
+    min_weight: Annotated[
+        int, typer.Option(help="Keep projected edges of at least this weight.")
+    ] = 1,
+    max_share: Annotated[
+        float | None,
+        typer.Option(
+            help="Leave out items linked to more than this fraction of the papers "
+            "(e.g. 0.05 drops Adam-like items) before projecting.",
+            show_default=False,
+        ),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+) -> None:
+    """Write a bipartite graph or a one-mode projection for NetworkX, Gephi or Cytoscape.
+
+    Nodes are keyed by IRI and carry iri, type and label; projected edges carry weight
+    (shared items, or shared papers).
+    """
+    spec = projection_kind(kind)
+    path = out_path if out_path is not None else _default_out(spec.name, by)
+    if path.is_dir():
+        raise UsageError(f"--out {path} is a directory; give a file name ending in .graphml")
+    fmt = graph_format(path)
+    graph = project(state.store(), spec.name, by=by, min_weight=min_weight, max_share=max_share)
+    write_graph(graph, path)
+    summary = {
+        "kind": spec.name,
+        "file": str(path),
+        "format": fmt,
+        "nodes": graph.number_of_nodes(),
+        "edges": graph.number_of_edges(),
+    }
+    if as_json:
+        _dump(summary)
+    else:
+        err.print(
+            f"wrote {path} ({fmt}): {spec.name}, {summary['nodes']:,} nodes, "
+            f"{summary['edges']:,} edges",
+            highlight=False,
+            markup=False,
+        )
+
+
+@command("communities", rich_help_panel=PANEL)
+def communities_command(
+    kind: Annotated[str, typer.Argument(help="A one-mode kind: " + KIND_HELP)],
+    top: Annotated[int, typer.Option("--top", "-n", help="How many communities to show.")] = 10,
+    by: Annotated[str, typer.Option("--by", help=f"For paper-paper: {BY_HELP}")] = "methods",
+    name_by: Annotated[
+        str, typer.Option(help="Relations that name communities (comma-separated).")
+    ] = "methods,tasks",
+    seed: Annotated[int, typer.Option(help="Louvain's random seed (same seed, same split).")] = 0,
+    resolution: Annotated[
+        float, typer.Option(help="Louvain resolution: above 1 gives smaller communities.")
+    ] = 1.0,
+    min_weight: Annotated[int, typer.Option(help="Keep edges of at least this weight.")] = 1,
+    max_share: Annotated[
+        float | None,
+        typer.Option(
+            help="Leave out items linked to more than this fraction of the papers.",
+            show_default=False,
+        ),
+    ] = None,
+    backend: Annotated[
+        str | None,
+        typer.Option(
+            help="A NetworkX dispatch backend (graphblas, cugraph) for the analytics.",
+            show_default=False,
+        ),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+) -> None:
+    """Louvain communities of a projection, named by their most characteristic items.
+
+    An item characterises a community when its share among the community's papers most
+    exceeds its share among all papers (lift), counting items that at least two papers
+    and a tenth of the community have.
+    """
+    spec = projection_kind(kind)
+    if spec.mode == "bipartite":
+        raise UsageError(
+            f"{spec.name} is bipartite; communities need a one-mode kind such as paper-paper, "
+            "author-author or method-method"
+        )
+    if top < 1:
+        raise UsageError("--top must be at least 1")
+    store = state.store()
+    naming_relations = tuple(r.strip() for r in name_by.split(",") if r.strip())
+    relations = (spec.relation,) if spec.relation else relation_names(by)
+    incidence = load_incidence(store, tuple(dict.fromkeys((*relations, *naming_relations))))
+    graph = project(
+        store,
+        spec.name,
+        by=by,
+        min_weight=min_weight,
+        max_share=max_share,
+        incidence=incidence,
+    )
+    groups = find_communities(graph, seed=seed, resolution=resolution, backend=backend)
+    parts = components(graph, backend=backend)
+    ranks = pagerank(graph, backend=backend)
+    found = describe(
+        graph,
+        groups,
+        incidence.only(naming_relations),
+        incidence.only(relations),
+        top=top,
+        ranks=ranks,
+    )
+    names = labels(store, [t.iri for c in found for t in c.terms])
+    node_label = {n: d.get("label", n) for n, d in graph.nodes(data=True)}
+    if as_json:
+        _dump(
+            {
+                "kind": spec.name,
+                "nodes": graph.number_of_nodes(),
+                "edges": graph.number_of_edges(),
+                "components": len(parts),
+                "communities": len(groups),
+                "top": [
+                    {
+                        "rank": c.rank,
+                        "size": len(c.members),
+                        "papers": c.papers,
+                        "name": " · ".join(names[t.iri] for t in c.terms),
+                        "terms": [
+                            {
+                                "iri": t.iri,
+                                "label": names[t.iri],
+                                "relation": t.relation,
+                                "papers": t.inside,
+                                "overall": t.overall,
+                                "lift": t.lift,
+                            }
+                            for t in c.terms
+                        ],
+                        "central": [
+                            {"iri": m, "label": node_label[m], "pagerank": round(ranks[m], 6)}
+                            for m in c.central
+                        ],
+                    }
+                    for c in found
+                ],
+            }
+        )
+        return
+    lines = [
+        f"{spec.name}: {graph.number_of_nodes():,} nodes, {graph.number_of_edges():,} edges, "
+        f"{len(parts):,} connected component(s), {len(groups):,} communities "
+        f"(Louvain, seed {seed})"
+    ]
+    for c in found:
+        name = " · ".join(names[t.iri] for t in c.terms) or "(no characteristic items)"
+        papers = f"{c.papers:,} paper{'s' if c.papers != 1 else ''}"
+        lines.append(f"{c.rank:>3}. {len(c.members):,} members, {papers}: {name}")
+        lines.append("       central: " + ", ".join(str(node_label[m]) for m in c.central))
+    emit("\n".join(lines))

@@ -1,0 +1,74 @@
+"""Printing query results in the formats users ask for."""
+
+from __future__ import annotations
+
+import sys
+
+from rich.table import Table
+from rich.text import Text
+
+from kg.errors import UsageError
+from kg.rdf.results import (
+    AskResult,
+    GraphResult,
+    QueryResult,
+    SelectResult,
+    table_rows,
+    to_csv,
+    to_sparql_json,
+    to_tsv,
+)
+from kg.rdf.vocab import PREFIXES
+
+TABULAR_FORMATS = ("table", "json", "csv", "tsv")
+GRAPH_FORMATS = ("turtle", "ntriples", "jsonld", "rdfxml", "nquads", "trig")
+
+
+def render(result: QueryResult, fmt: str, *, base_iri: str = "") -> str | Table:
+    """The text (or a rich Table) for `result` in `fmt`."""
+    if isinstance(result, GraphResult):
+        if fmt == "table":
+            fmt = "turtle"
+        if fmt not in GRAPH_FORMATS:
+            raise UsageError(
+                f"--format {fmt} is for SELECT/ASK; a CONSTRUCT/DESCRIBE result takes "
+                f"one of: {', '.join(GRAPH_FORMATS)}"
+            )
+        from kg.export.rdfio import graph_text
+
+        return graph_text(result.ntriples, fmt)
+    if fmt not in TABULAR_FORMATS:
+        raise UsageError(
+            f"--format {fmt} is for CONSTRUCT/DESCRIBE; a SELECT/ASK result takes "
+            f"one of: {', '.join(TABULAR_FORMATS)}"
+        )
+    if fmt == "json":
+        return to_sparql_json(result)
+    if fmt == "csv":
+        return to_csv(result)
+    if fmt == "tsv":
+        return to_tsv(result)
+    if isinstance(result, AskResult):
+        return "yes" if result.value else "no"
+    return as_table(result, base_iri)
+
+
+def as_table(result: SelectResult, base_iri: str = "") -> Table:
+    prefixes = dict(PREFIXES)
+    if base_iri:
+        prefixes = {"": base_iri, **prefixes}
+    table = Table(*result.variables, show_lines=False, header_style="bold")
+    for row in table_rows(result, prefixes):
+        table.add_row(*(Text(cell) for cell in row))  # data, not markup: "[/red]" is text
+    table.caption = f"{len(result.rows)} row{'s' if len(result.rows) != 1 else ''}"
+    return table
+
+
+def emit(rendered: str | Table) -> None:
+    from kg.cli.app import out
+
+    if isinstance(rendered, Table):
+        out.print(rendered)
+    else:
+        sys.stdout.write(rendered if rendered.endswith("\n") else rendered + "\n")
+        sys.stdout.flush()

@@ -1,0 +1,122 @@
+"""`kg query`: list, describe and run the named queries in queries/*.rq."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from kg.cli.app import EndpointTimeout, EndpointUrl, ResultFormat, command, out, state
+from kg.cli.output import emit, render
+from kg.errors import UsageError
+from kg.query.named import (
+    NamedQuery,
+    bind,
+    find_query,
+    load_queries,
+    markdown_list,
+    parse_assignments,
+    run_local,
+    run_remote,
+    with_values,
+)
+from kg.rdf.results import SelectResult
+
+
+def _listing(queries: dict[str, NamedQuery], fmt: str, markdown: bool) -> None:
+    if markdown:
+        emit(markdown_list(queries.values()))
+    elif fmt == "json":
+        emit(json.dumps([q.as_json() for q in queries.values()], indent=1, ensure_ascii=False))
+    elif fmt == "table":
+        table = Table("query", "summary", "parameters", header_style="bold")
+        for q in queries.values():
+            table.add_row(q.name, q.summary, ", ".join(p.name for p in q.params))
+        out.print(table)
+    else:
+        raise UsageError("--list prints as table or json (or --markdown)")
+
+
+def _describe(q: NamedQuery) -> None:
+    out.print(f"[bold]{q.name}[/]: {q.summary}", highlight=False)
+    out.print(q.description, highlight=False, markup=False)
+    if q.params:
+        table = Table("parameter", "kind", "example", "description", header_style="bold")
+        for p in q.params:
+            table.add_row(p.name, p.describe(), p.example, p.description)
+        out.print(table)
+    out.print(f"example: {q.example}", highlight=False, markup=False)
+    out.print(f"file: {q.path}", highlight=False, markup=False)
+
+
+@command("query", rich_help_panel="Query")
+def query_command(
+    name: Annotated[
+        str | None, typer.Argument(help="The named query to run (see --list).", show_default=False)
+    ] = None,
+    param: Annotated[
+        list[str] | None,
+        typer.Option("--param", "-p", help="A parameter as name=value; repeat for each one."),
+    ] = None,
+    fmt: ResultFormat = "table",
+    endpoint: EndpointUrl = None,
+    timeout: EndpointTimeout = 60.0,
+    limit: Annotated[
+        int | None, typer.Option(min=1, help="Print at most this many rows.", show_default=False)
+    ] = None,
+    list_queries: Annotated[
+        bool, typer.Option("--list", "-l", help="List the named queries and their summaries.")
+    ] = False,
+    markdown: Annotated[
+        bool, typer.Option("--markdown", help="With --list: print the README's Markdown table.")
+    ] = False,
+    describe: Annotated[
+        bool, typer.Option("--describe", help="Explain the query and its parameters; no run.")
+    ] = False,
+    show_sparql: Annotated[
+        bool,
+        typer.Option(
+            "--show-sparql", help="Print the SPARQL with its parameters bound (VALUES); no run."
+        ),
+    ] = False,
+    queries: Annotated[
+        Path | None,
+        typer.Option(
+            "--queries",
+            envvar="KG_QUERIES_DIR",
+            help="The directory of *.rq files (default: kg's queries/).",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    """Run a named query from queries/*.rq on the store or on a remote endpoint.
+
+    Parameters are bound as RDF terms, never pasted into the query text. Examples:
+
+      kg query --list
+
+      kg query papers-by-author --param "author=Goro Kobayashi" --format csv
+    """
+    if list_queries or markdown:
+        _listing(load_queries(queries), fmt, markdown)
+        return
+    if name is None:
+        raise UsageError("name a query to run, or use --list to see them")
+    named = find_query(name, queries)
+    if describe:
+        _describe(named)
+        return
+    bindings = bind(named, parse_assignments(param or []), state.base_iri)
+    if show_sparql:
+        emit(with_values(named.sparql, bindings))
+        return
+    if endpoint:
+        result = run_remote(endpoint, named, bindings, timeout=timeout)
+        if limit is not None and isinstance(result, SelectResult):
+            result.rows = result.rows[:limit]
+    else:
+        result = run_local(state.store(), named, bindings, limit=limit)
+    emit(render(result, fmt, base_iri=state.base_iri))

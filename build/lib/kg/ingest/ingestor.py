@@ -1,0 +1,406 @@
+"""Ingest: read inputs, map each item, and write batches into the store.
+
+A record is the unit of change: it is added, updated (its graph replaced whole),
+unchanged (same content hash: nothing is written) or rejected (one error naming the file,
+the record and the field; the rest of the batch still lands).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kg.errors import KgError, RecordError, StoreError, UsageError
+from kg.ingest.aliases import PaperAliases
+from kg.ingest.dumps import DUMP_KINDS
+from kg.ingest.identity import Iris
+from kg.ingest.mapping import Context, Kind, Mapped, map_record
+from kg.ingest.reader import Item, expand, gzip_date, read_items
+from kg.ingest.values import iso_date
+from kg.rdf.store import GraphStore
+
+
+def _looks_like_record(value: Any) -> bool:
+    return isinstance(value, dict) and bool(
+        {"url", "arxiv_id", "title"} & value.keys() or {"code_links", "syntology"} & value.keys()
+    )
+
+
+#: Input kinds by name: records, then the dump kinds (kg.ingest.dumps).
+KINDS: dict[str, Kind] = {
+    "record": Kind("record", _looks_like_record, lambda value, ctx: [map_record(value, ctx)]),
+    **{kind.name: kind for kind in DUMP_KINDS},
+}
+
+
+def detect_kind(value: Any) -> Kind:
+    """The kind of a file, from its first item. Specific kinds are tried before records."""
+    for kind in sorted(KINDS.values(), key=lambda k: k.name == "record"):
+        if kind.detect(value):
+            return kind
+    return KINDS["record"]
+
+
+@dataclass
+class IngestReport:
+    read: int = 0
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    rejected: int = 0
+    quads: int = 0
+    seconds: float = 0.0
+    recovered: int = 0
+    renamed: int = 0  # fallback paper IRIs merged into the slug IRI a later source taught
+    files: int = 0
+    kinds: Counter[str] = field(default_factory=Counter)
+    unknown_keys: Counter[str] = field(default_factory=Counter)
+    errors: list[RecordError] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "files": self.files,
+            "read": self.read,
+            "added": self.added,
+            "updated": self.updated,
+            "unchanged": self.unchanged,
+            "rejected": self.rejected,
+            "quads_written": self.quads,
+            "seconds": round(self.seconds, 3),
+            "recovered": self.recovered,
+            "papers_merged": self.renamed,
+            "kinds": dict(self.kinds),
+            "unknown_keys": dict(self.unknown_keys),
+        }
+
+
+def ingest_time() -> str:
+    """Now, or SOURCE_DATE_EPOCH when set (reproducible builds), as xsd:dateTime."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    moment = (
+        dt.datetime.fromtimestamp(int(epoch), dt.UTC)
+        if epoch and epoch.isdigit()
+        else dt.datetime.now(dt.UTC)
+    )
+    return moment.replace(microsecond=0).isoformat()
+
+
+#: How many entities-graph triples a run remembers as written (about 150 MB at most).
+_SHARED_MEMORY = 1_000_000
+
+
+@dataclass
+class _Unit:
+    mapped: Mapped
+    source: str
+    locator: str
+
+
+class Ingestor:
+    """Maps and writes items in batches. One instance per run."""
+
+    def __init__(
+        self,
+        store: GraphStore,
+        iris: Iris,
+        *,
+        batch_size: int = 20_000,
+        batch_quads: int = 500_000,
+        strict: bool = False,
+        kind: str | None = None,
+        snapshot: str | None = None,
+        on_error: Callable[[RecordError], None] | None = None,
+        on_progress: Callable[[IngestReport], None] | None = None,
+    ) -> None:
+        if kind is not None and kind not in KINDS:
+            raise UsageError(f"unknown --kind {kind!r}; use one of: {', '.join(sorted(KINDS))}")
+        if snapshot is not None and iso_date(snapshot) != snapshot:
+            raise UsageError(f"--snapshot {snapshot!r} is not a date: give YYYY-MM-DD")
+        self.snapshot = snapshot
+        self.store = store
+        self.iris = iris
+        self.batch_size = batch_size
+        self.batch_quads = batch_quads
+        self.strict = strict
+        self.kind = kind
+        self.on_error = on_error
+        self.on_progress = on_progress
+        self.report = IngestReport()
+        self.ingested_at = ingest_time()
+        self._seen: dict[str, tuple[str, str]] = {}  # graph -> (hash, where) in this run
+        self._shared_written: set[str] = set()  # entities-graph triples written in this run
+        # (the load, its units, the graphs it replaces, the quads it writes)
+        self._in_flight: tuple[Future[None] | None, list[_Unit], list[str], int] | None = None
+        self._entities = iris.entities_graph()
+        self._pass()
+
+    def _pass(self) -> None:
+        """Fresh per-pass state: the alias index and the mappers' scratch space."""
+        self.papers = PaperAliases(self.store, self.iris)
+        self.memo: dict[str, Any] = {}
+
+    # -- mapping ---------------------------------------------------------------------------
+    def _units(self, items: Iterable[Item]) -> Iterator[_Unit | RecordError]:
+        kind: Kind | None = KINDS[self.kind] if self.kind else None
+        current_source = None
+        snapshot: str | None = None
+        file_done = False
+        for item in items:
+            if item.source != current_source:
+                current_source = item.source
+                kind = KINDS[self.kind] if self.kind else None
+                self.report.files += 1
+                snapshot = self.snapshot or gzip_date(item.source)
+                file_done = False
+            self.report.read += 1
+            if item.error is not None:
+                yield item.error
+                continue
+            if kind is None:
+                kind = detect_kind(item.value)
+            self.report.kinds[kind.name] += 1
+            ctx = Context(
+                self.iris,
+                source_file=Path(item.source).name,
+                ingested_at=self.ingested_at,
+                snapshot=snapshot,
+                papers=self.papers,
+                memo=self.memo,
+            )
+            if not file_done:
+                file_done = True
+                for mapped in kind.file_units(ctx) if kind.file_units else ():
+                    yield _Unit(mapped, item.source, "")
+            try:
+                for mapped in kind.map(item.value, ctx):
+                    yield _Unit(mapped, item.source, item.locator)
+            except RecordError as exc:
+                yield exc.located(item.source, item.locator)
+            except RecursionError:
+                yield RecordError(
+                    "is nested too deeply to read", source=item.source, locator=item.locator
+                )
+
+    def _reject(self, error: RecordError) -> None:
+        self.report.rejected += 1
+        if len(self.report.errors) < 1000:
+            self.report.errors.append(error)
+        if self.on_error:
+            self.on_error(error)
+
+    # -- writing ---------------------------------------------------------------------------
+    def _flush(self, batch: list[_Unit]) -> None:
+        """Sort the batch into unchanged, added and updated units and hand the writes to the
+        writer thread; Oxigraph's loader releases the GIL, so the next batch is mapped while
+        this one loads. At most one batch is in flight."""
+        if not batch:
+            return
+        stored = self.store.graph_hashes([u.mapped.graph for u in batch])
+        writes: list[_Unit] = []
+        replace: list[str] = []
+        for unit in batch:
+            m = unit.mapped
+            old = stored.get(m.graph)
+            if old == m.content_hash:
+                self.report.unchanged += 1
+                continue
+            writes.append(unit)
+            if old is None:
+                self.report.added += 1
+            else:
+                self.report.updated += 1
+                replace.append(m.graph)
+        self._settle()
+        self.papers.seal()
+        if writes:
+            data, quads = self._batch_nquads(writes)
+            graphs = [u.mapped.graph for u in writes]
+            future = self._writer.submit(self.store.write_batch, data, graphs, replace)
+            self._in_flight = (future, writes, replace, quads)
+        else:
+            self._in_flight = (None, writes, replace, 0)
+
+    def _settle(self) -> None:
+        """Wait for the batch in flight; then apply the renames its aliases call for."""
+        if self._in_flight is None:
+            return
+        future, writes, replace, quads = self._in_flight
+        self._in_flight = None
+        try:
+            if future is not None:
+                future.result()
+                self.report.quads += quads
+                self._remember_shared(writes)
+        except StoreError:
+            self._write(writes, replace)  # again, synchronously: isolates the bad record
+        finally:
+            self.papers.written()
+            self.report.renamed = self.papers.renamed
+
+    def _batch_nquads(self, writes: list[_Unit]) -> tuple[bytes, int]:
+        """The batch as N-Quads, each shared-entity triple once (and not again if an earlier
+        batch of this run wrote it: the entities graph is set-merged), and how many quads."""
+        own = "".join(
+            f" <{u.mapped.graph}> .\n".join(u.mapped.triples) + f" <{u.mapped.graph}> .\n"
+            for u in writes
+        )
+        done = self._shared_written
+        shared = [
+            t for t in dict.fromkeys(t for u in writes for t in u.mapped.shared) if t not in done
+        ]
+        e = f" <{self._entities}> .\n"
+        quads = sum(len(u.mapped.triples) for u in writes) + len(shared)
+        return (own + (e.join(shared) + e if shared else "")).encode("utf-8"), quads
+
+    def _remember_shared(self, writes: list[_Unit]) -> None:
+        if len(self._shared_written) > _SHARED_MEMORY:  # bounded: forgetting only re-sends
+            self._shared_written.clear()
+        for unit in writes:
+            self._shared_written.update(unit.mapped.shared)
+
+    def _write(self, writes: list[_Unit], replace: list[str]) -> None:
+        text = "".join(u.mapped.nquads(self._entities) for u in writes)
+        try:
+            self.store.write_batch(text.encode("utf-8"), [u.mapped.graph for u in writes], replace)
+            self.report.quads += sum(len(u.mapped.triples) + len(u.mapped.shared) for u in writes)
+        except StoreError:
+            if len(writes) == 1:  # a mapping bug produced bad N-Quads: report, keep going
+                unit = writes[0]
+                self.report.added -= unit.mapped.graph not in replace
+                self.report.updated -= unit.mapped.graph in replace
+                self._reject(
+                    RecordError(
+                        "could not be stored (kg produced invalid RDF for it; please report this)",
+                        source=unit.source,
+                        locator=unit.locator,
+                    )
+                )
+                return
+            half = len(writes) // 2  # bisect: log2(batch) loads find it, not one per record
+            for part in (writes[:half], writes[half:]):
+                graphs = {u.mapped.graph for u in part}
+                self._write(part, [g for g in replace if g in graphs])
+
+    def _dedupe(self, unit: _Unit) -> bool:
+        """False when the run already had this graph: identical is unchanged, else a conflict."""
+        m = unit.mapped
+        where = f"{unit.source}:{unit.locator}".rstrip(":")
+        earlier = self._seen.get(m.graph)
+        if earlier is None:
+            self._seen[m.graph] = (m.content_hash, where)
+            return True
+        if earlier[0] == m.content_hash:
+            self.report.unchanged += 1
+        else:
+            self._reject(
+                RecordError(
+                    f"duplicate record for {self.iris.local_key(m.subject)} with different "
+                    f"content; the first one ({earlier[1]}) was kept",
+                    source=unit.source,
+                    locator=unit.locator,
+                )
+            )
+        return False
+
+    def run(self, paths: list[str]) -> IngestReport:
+        """Ingest everything in `paths` (files, directories, `-`)."""
+        start = time.perf_counter()
+        names = list(expand(paths))
+        if not names:
+            raise UsageError("no input files found (looked for .json, .jsonl, .ndjson and .gz)")
+        spool: Path | None = None
+        try:
+            if self.strict:
+                if "-" in names:  # stdin can be read only once: keep a copy for the second pass
+                    fd, tmp = tempfile.mkstemp(suffix=".json")
+                    with os.fdopen(fd, "wb") as out:
+                        shutil.copyfileobj(sys.stdin.buffer, out)
+                    spool = Path(tmp)
+                    names = [str(spool) if n == "-" else n for n in names]
+                self._check_all(names)
+            self._ingest(names)
+        finally:
+            if spool is not None:
+                spool.unlink(missing_ok=True)
+        self.report.seconds = time.perf_counter() - start
+        return self.report
+
+    def _items(self, names: list[str]) -> Iterator[Item]:
+        for name in self._ordered(names):
+            yield from read_items(name)
+
+    def _ordered(self, names: list[str]) -> list[str]:
+        """Files by the priority of their kind (stable): see `Kind.priority`."""
+        if self.kind is not None or len(names) < 2:
+            return names
+
+        def priority(name: str) -> int:
+            if name == "-":
+                return KINDS["record"].priority
+            first = next(read_items(name), None)
+            if first is None or first.error is not None:
+                return KINDS["record"].priority
+            return detect_kind(first.value).priority
+
+        return sorted(names, key=priority)
+
+    def _check_all(self, names: list[str]) -> None:
+        """--strict: map everything first; the first error stops the run before any write."""
+        seen: dict[str, str] = {}
+        for unit in self._units(self._items(names)):
+            if isinstance(unit, RecordError):
+                raise KgError(f"{unit} (--strict: nothing was written)")
+            earlier = seen.setdefault(unit.mapped.graph, unit.mapped.content_hash)
+            if earlier != unit.mapped.content_hash:
+                raise KgError(
+                    f"{unit.source}:{unit.locator}: duplicate record for "
+                    f"{self.iris.local_key(unit.mapped.subject)} with different content "
+                    "(--strict: nothing was written)"
+                )
+        self.report = IngestReport()
+        self._pass()
+
+    def _ingest(self, names: list[str]) -> None:
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="kg-writer") as writer:
+            self._writer = writer
+            try:
+                self._ingest_batches(names)
+            finally:
+                self._settle()
+
+    def _ingest_batches(self, names: list[str]) -> None:
+        batch: list[_Unit] = []
+        quads = 0
+        for unit in self._units(self._items(names)):
+            if isinstance(unit, RecordError):
+                self._reject(unit)
+                continue
+            if unit.mapped.unknown_keys:
+                self.report.unknown_keys.update(unit.mapped.unknown_keys)
+            if not self._dedupe(unit):
+                continue
+            batch.append(unit)
+            quads += len(unit.mapped.triples) + len(unit.mapped.shared)
+            if len(batch) >= self.batch_size or quads >= self.batch_quads:
+                self._flush(batch)
+                batch, quads = [], 0
+                if self.on_progress:
+                    self.on_progress(self.report)
+        self._flush(batch)
+        if self.on_progress:
+            self.on_progress(self.report)
+
+
+def ingest(store: GraphStore, paths: list[str], *, base_iri: str, **options: Any) -> IngestReport:
+    """Library entry point: ingest `paths` into `store` and return the report."""
+    return Ingestor(store, Iris(base_iri), **options).run(paths)

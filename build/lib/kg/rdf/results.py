@@ -1,0 +1,184 @@
+"""Query results independent of where they came from (the embedded store or an endpoint).
+
+`Term` mirrors the SPARQL 1.1 Query Results JSON term object, so local and remote results
+format the same way. Writers for table, JSON, CSV and TSV live here too.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Literal as TypingLiteral
+
+from kg.rdf.terms import literal as nt_literal
+from kg.rdf.vocab import XSD
+
+TermKind = TypingLiteral["uri", "literal", "bnode", "triple"]
+
+
+@dataclass(frozen=True, slots=True)
+class Term:
+    kind: TermKind
+    value: str
+    datatype: str | None = None  # absent for xsd:string and language-tagged literals
+    lang: str | None = None
+
+    def n3(self) -> str:
+        """The term in N-Triples / SPARQL syntax."""
+        if self.kind == "uri":
+            return f"<{self.value}>"
+        if self.kind == "bnode":
+            return f"_:{self.value}"
+        if self.kind == "triple":
+            return f"<< {self.value} >>"
+        text = nt_literal(self.value)
+        if self.lang:
+            return f"{text}@{self.lang}"
+        if self.datatype and self.datatype != XSD.string:
+            return f"{text}^^<{self.datatype}>"
+        return text
+
+    def to_json(self) -> dict[str, str]:
+        out = {"type": self.kind, "value": self.value}
+        if self.lang:
+            out["xml:lang"] = self.lang
+        elif self.datatype and self.datatype != XSD.string:
+            out["datatype"] = self.datatype
+        return out
+
+    @classmethod
+    def from_json(cls, obj: dict[str, str]) -> Term:
+        kind = obj["type"]
+        if kind == "typed-literal":  # SPARQL JSON from older endpoints (Virtuoso)
+            kind = "literal"
+        return cls(
+            kind=kind,  # type: ignore[arg-type]
+            value=obj["value"],
+            datatype=obj.get("datatype"),
+            lang=obj.get("xml:lang"),
+        )
+
+    def python(self) -> object:
+        """A plain Python value for the term (numbers and booleans typed)."""
+        if self.kind == "literal" and self.datatype:
+            try:
+                if self.datatype in (
+                    XSD.integer,
+                    f"{XSD.integer[:-7]}int",
+                    f"{XSD.integer[:-7]}long",
+                ):
+                    return int(self.value)
+                if self.datatype in (XSD.decimal, XSD.double, f"{XSD.double[:-6]}float"):
+                    return float(self.value)
+                if self.datatype == XSD.boolean:
+                    return self.value in ("true", "1")
+            except ValueError:
+                return self.value
+        return self.value
+
+
+Row = tuple[Term | None, ...]
+
+
+@dataclass
+class SelectResult:
+    variables: list[str]
+    rows: list[Row] = field(default_factory=list)
+
+    def dicts(self) -> list[dict[str, object]]:
+        """Rows as {variable: python value}, unbound variables left out."""
+        return [
+            {v: t.python() for v, t in zip(self.variables, row, strict=True) if t is not None}
+            for row in self.rows
+        ]
+
+    def column(self, name: str) -> list[object]:
+        i = self.variables.index(name)
+        return [row[i].python() if row[i] is not None else None for row in self.rows]  # type: ignore[union-attr]
+
+
+@dataclass
+class AskResult:
+    value: bool
+
+
+@dataclass
+class GraphResult:
+    """CONSTRUCT/DESCRIBE output as N-Triples text (one triple per line)."""
+
+    ntriples: str
+
+    def __len__(self) -> int:
+        return self.ntriples.count("\n")
+
+
+QueryResult = SelectResult | AskResult | GraphResult
+
+# --- writers ------------------------------------------------------------------------------
+
+
+def to_sparql_json(result: SelectResult | AskResult) -> str:
+    """SPARQL 1.1 Query Results JSON."""
+    if isinstance(result, AskResult):
+        return json.dumps({"head": {}, "boolean": result.value})
+    bindings = [
+        {v: t.to_json() for v, t in zip(result.variables, row, strict=True) if t is not None}
+        for row in result.rows
+    ]
+    return json.dumps(
+        {"head": {"vars": result.variables}, "results": {"bindings": bindings}},
+        ensure_ascii=False,
+        indent=1,
+    )
+
+
+def _csv_value(term: Term | None) -> str:
+    return "" if term is None else term.value
+
+
+def to_csv(result: SelectResult | AskResult) -> str:
+    """SPARQL 1.1 CSV: plain values, CRLF line ends."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\r\n")
+    if isinstance(result, AskResult):
+        writer.writerow(["boolean"])
+        writer.writerow(["true" if result.value else "false"])
+        return buf.getvalue()
+    writer.writerow(result.variables)
+    for row in result.rows:
+        writer.writerow([_csv_value(t) for t in row])
+    return buf.getvalue()
+
+
+def to_tsv(result: SelectResult | AskResult) -> str:
+    """SPARQL 1.1 TSV: terms in SPARQL syntax."""
+    if isinstance(result, AskResult):
+        return "?boolean\n" + ("true" if result.value else "false") + "\n"
+    lines = ["\t".join(f"?{v}" for v in result.variables)]
+    lines.extend("\t".join("" if t is None else t.n3() for t in row) for row in result.rows)
+    return "\n".join(lines) + "\n"
+
+
+def compact(term: Term | None, prefixes: dict[str, str]) -> str:
+    """A short human form: prefixed IRIs, bare literal values."""
+    if term is None:
+        return ""
+    if term.kind == "uri":
+        for prefix, ns in prefixes.items():
+            if term.value.startswith(ns) and len(term.value) > len(ns):
+                return f"{prefix}:{term.value[len(ns) :]}"
+        return f"<{term.value}>"
+    return term.value
+
+
+def table_rows(result: SelectResult, prefixes: dict[str, str]) -> Iterator[list[str]]:
+    for row in result.rows:
+        yield [compact(t, prefixes) for t in row]
+
+
+def iter_terms(rows: Iterable[Row]) -> Iterator[Term]:
+    for row in rows:
+        yield from (t for t in row if t is not None)

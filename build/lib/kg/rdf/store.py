@@ -1,0 +1,897 @@
+"""The one module that talks to pyoxigraph.
+
+Everything else in kg works with N-Quads text, format names and `kg.rdf.results` terms, so a
+change in pyoxigraph's API is absorbed here.
+
+Writes go through `write_batch`, which makes Oxigraph's fast but non-transactional bulk
+loader crash-safe with an intent journal:
+
+1. the graphs of the batch are listed in the journal graph (one atomic write);
+2. the old versions of changed records are dropped;
+3. the batch is bulk-loaded;
+4. the journal is cleared (one atomic write).
+
+A writer that opens a store whose journal is not empty (a crash between 1 and 4) drops the
+listed graphs first, so each record is either wholly present or wholly absent, and running
+the same ingest again converges.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import itertools
+import os
+import shutil
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import IO, Any, Protocol, TypeVar
+
+import pyoxigraph as ox
+
+from kg.errors import (
+    KgError,
+    QuerySyntaxError,
+    StoreBusyError,
+    StoreError,
+    StoreMissingError,
+    UsageError,
+)
+from kg.rdf.results import AskResult, GraphResult, QueryResult, Row, SelectResult, Term
+from kg.rdf.sparql_scan import scan
+from kg.rdf.vocab import KG
+
+#: The journal graph lives outside the base so that no instance IRI can collide with it.
+JOURNAL_GRAPH = "urn:x-kg:journal"
+#: What follows a graph's IRI on its journal line (N-Quads): "this graph is being loaded".
+_PENDING_SUFFIX = (
+    f' {KG.pendingLoad} "true"^^<http://www.w3.org/2001/XMLSchema#boolean> <{JOURNAL_GRAPH}> .\n'
+)
+T = TypeVar("T")
+#: Where read-only snapshots pin their files (see GraphStore._open_snapshot).
+READERS_DIR = ".kg-readers"
+_PIN_NUMBERS = itertools.count()
+#: How often opening a snapshot is tried while a writer deletes the files being linked.
+_SNAPSHOT_ATTEMPTS = 10
+
+_RDF_FORMATS: dict[str, ox.RdfFormat] = {
+    "turtle": ox.RdfFormat.TURTLE,
+    "ttl": ox.RdfFormat.TURTLE,
+    "ntriples": ox.RdfFormat.N_TRIPLES,
+    "nt": ox.RdfFormat.N_TRIPLES,
+    "nquads": ox.RdfFormat.N_QUADS,
+    "nq": ox.RdfFormat.N_QUADS,
+    "trig": ox.RdfFormat.TRIG,
+    "rdfxml": ox.RdfFormat.RDF_XML,
+    "rdf": ox.RdfFormat.RDF_XML,
+    "xml": ox.RdfFormat.RDF_XML,
+    "owl": ox.RdfFormat.RDF_XML,
+    "jsonld": ox.RdfFormat.JSON_LD,
+    "json-ld": ox.RdfFormat.JSON_LD,
+    "n3": ox.RdfFormat.N3,
+}
+_RESULT_FORMATS: dict[str, ox.QueryResultsFormat] = {
+    "json": ox.QueryResultsFormat.JSON,
+    "xml": ox.QueryResultsFormat.XML,
+    "csv": ox.QueryResultsFormat.CSV,
+    "tsv": ox.QueryResultsFormat.TSV,
+}
+
+
+def rdf_format(name: str) -> ox.RdfFormat:
+    """An RDF format by name, extension or media type (`turtle`, `ttl`, `text/turtle`)."""
+    key = name.lower().strip().lstrip(".")
+    fmt = (
+        _RDF_FORMATS.get(key)
+        or ox.RdfFormat.from_media_type(key)
+        or ox.RdfFormat.from_extension(key)
+    )
+    if fmt is None:
+        raise UsageError(
+            f"unknown RDF format {name!r}; use one of: {', '.join(sorted(set(_RDF_FORMATS)))}"
+        )
+    return fmt
+
+
+def rdf_format_info(name: str) -> tuple[str, str, bool]:
+    """(media type, file extension, holds named graphs) for an RDF format name."""
+    fmt = rdf_format(name)
+    return fmt.media_type, fmt.file_extension, fmt.supports_datasets
+
+
+def results_format_info(name: str) -> tuple[str, str]:
+    fmt = _RESULT_FORMATS.get(name.lower()) or ox.QueryResultsFormat.from_media_type(name)
+    if fmt is None:
+        raise UsageError(f"unknown results format {name!r}; use one of: json, xml, csv, tsv")
+    return fmt.media_type, fmt.file_extension
+
+
+# --- terms --------------------------------------------------------------------------------
+
+
+def _remove_stale_pins(path: Path) -> None:
+    """Remove the snapshot pins of processes that ended without closing them."""
+    for pin in (path / READERS_DIR).glob("*-*"):
+        pid = pin.name.split("-", 1)[0]
+        if not pid.isdigit():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(pin, ignore_errors=True)
+        except OSError:
+            pass  # alive, someone else's
+
+
+def _vanished(exc: BaseException) -> bool:
+    """Whether a RocksDB error says a table file is gone (a writer compacted it away)."""
+    return "No such file or directory" in str(exc)
+
+
+def iri_error(value: str) -> str | None:
+    """Why Oxigraph would reject `value` as an IRI (bad port, bad IPv6 host, a second '#'),
+    or None. The mapping checks IRIs from the data with this, so the bulk loader never
+    meets one it refuses."""
+    try:
+        ox.NamedNode(value)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+def _term(value: Any) -> Term:
+    if isinstance(value, ox.NamedNode):
+        return Term("uri", value.value)
+    if isinstance(value, ox.Literal):
+        lang = value.language
+        return Term("literal", value.value, None if lang else value.datatype.value, lang)
+    if isinstance(value, ox.BlankNode):
+        return Term("bnode", value.value)
+    if isinstance(value, ox.Triple):
+        return Term("triple", str(value))
+    raise TypeError(f"unexpected term {value!r}")  # pragma: no cover
+
+
+def _ox_term(term: Term) -> ox.NamedNode | ox.Literal | ox.BlankNode:
+    try:
+        if term.kind == "uri":
+            return ox.NamedNode(term.value)
+        if term.kind == "bnode":
+            return ox.BlankNode(term.value)
+        if term.lang:
+            return ox.Literal(term.value, language=term.lang)
+        if term.datatype:
+            return ox.Literal(term.value, datatype=ox.NamedNode(term.datatype))
+        return ox.Literal(term.value)
+    except ValueError as exc:
+        raise UsageError(f"invalid RDF term {term.n3()[:80]}: {exc}") from None
+
+
+def _graph(iri: str | None) -> ox.NamedNode | ox.DefaultGraph:
+    return ox.DefaultGraph() if iri is None else ox.NamedNode(iri)
+
+
+# --- the store ----------------------------------------------------------------------------
+
+
+class GraphStore:
+    """An Oxigraph store, on disk or in memory, as kg uses it."""
+
+    def __init__(self, inner: ox.Store, path: Path | None, read_only: bool) -> None:
+        self._store = inner
+        self.path = path
+        self.read_only = read_only
+        self._pin: Path | None = None  # the checkpoint a pinned snapshot reads (see open)
+
+    @classmethod
+    def memory(cls) -> GraphStore:
+        return cls(ox.Store(), None, False)
+
+    @classmethod
+    def open(cls, path: Path | None, *, read_only: bool = False) -> GraphStore:
+        """Open (or create, for writing) the store at `path`; `None` gives a memory store."""
+        if path is None:
+            return cls.memory()
+        path = Path(path)
+        if read_only:
+            if not (path / "CURRENT").exists():
+                raise StoreMissingError(
+                    f"no kg store at {path}: build one with `kg --store {path} ingest FILES`"
+                )
+            for attempt in range(_SNAPSHOT_ATTEMPTS):
+                try:
+                    return cls._open_snapshot(path)
+                except (OSError, RuntimeError) as exc:
+                    if attempt < _SNAPSHOT_ATTEMPTS - 1 and _vanished(exc):
+                        # the writer compacted a file away while we linked it: again, a
+                        # little later (a busy 2-core machine lost three attempts in a row)
+                        time.sleep(0.02 * attempt)
+                        continue
+                    raise StoreError(f"cannot open the store at {path} read-only: {exc}") from None
+        if path.exists() and not path.is_dir():
+            raise StoreError(f"{path} is a file, not a store directory; pick another --store path")
+        try:
+            store = cls(ox.Store(str(path)), path, False)
+        except OSError as exc:
+            if "lock" in str(exc).lower() or "temporarily unavailable" in str(exc).lower():
+                raise StoreBusyError(
+                    f"the store at {path} is busy: another kg process is writing to it. "
+                    "Wait for it to finish, or run read-only commands (query, export, serve), "
+                    "which open a snapshot beside the writer."
+                ) from None
+            raise StoreError(f"cannot open the store at {path}: {exc}") from None
+        store.recover()
+        store.remove_orphan_bulk_files()
+        _remove_stale_pins(path)
+        return store
+
+    @classmethod
+    def _open_snapshot(cls, path: Path) -> GraphStore:
+        """A read-only snapshot, pinned when the directory is writable.
+
+        A plain read-only open reads its table files lazily, so a writer beside it that
+        compacts (an ingest) can delete a file the snapshot still needs: its queries then
+        fail, and an aggregate over the failing scan grows without bound (pyoxigraph 0.5
+        collects the same error forever; it took 23 GB). Pinning checkpoints the snapshot
+        into `<store>/.kg-readers/<pid>-<n>`: hard links (milliseconds, no copy) that the
+        writer cannot delete. The pin is removed on close, or by the next opener if this
+        process died.
+
+        A checkpoint of a read-only store holds no write-ahead log, so the writer's latest
+        transactions (a cleared journal, removed graphs) would be missing: the logs are
+        linked in too, as a plain read-only open replays them. A log that disappears
+        meanwhile (the writer flushed it into a table the checkpoint does not list) makes
+        the open start again.
+        """
+        logs = {log.name for log in path.glob("*.log")}
+        live = ox.Store.read_only(str(path))
+        _remove_stale_pins(path)
+        pin = path / READERS_DIR / f"{os.getpid()}-{next(_PIN_NUMBERS)}"
+        try:
+            pin.parent.mkdir(exist_ok=True)
+            live.backup(str(pin))
+            for name in sorted(logs | {log.name for log in path.glob("*.log")}):
+                (pin / name).unlink(missing_ok=True)
+                os.link(path / name, pin / name)
+        except OSError as exc:
+            shutil.rmtree(pin, ignore_errors=True)
+            if _vanished(exc):
+                raise
+            return cls(live, path, True)  # a read-only directory: an unpinned snapshot
+        except RuntimeError:
+            shutil.rmtree(pin, ignore_errors=True)
+            raise
+        del live
+        try:
+            store = cls(ox.Store.read_only(str(pin)), path, True)
+        except (OSError, RuntimeError):
+            shutil.rmtree(pin, ignore_errors=True)
+            raise
+        store._pin = pin
+        return store
+
+    def reading(self, operation: Callable[[], T]) -> T:
+        """Run a read, again on a fresh snapshot if a writer removed files this one needs.
+
+        A read-only snapshot opens its table files lazily, and a writer beside it (an
+        ingest) compacts and deletes files, so a query on an older snapshot can fail with
+        "No such file or directory". The read is run once more on a new snapshot (which
+        sees newer data, never older); pass a callable that is safe to run twice.
+        """
+        try:
+            return operation()
+        except (OSError, RuntimeError) as exc:
+            if not (self.read_only and self.path is not None and _vanished(exc)):
+                raise
+        fresh = GraphStore.open(self.path, read_only=True)
+        old_pin = self._pin
+        self._store, self._pin, fresh._pin = fresh._store, fresh._pin, None
+        if old_pin is not None:
+            shutil.rmtree(old_pin, ignore_errors=True)
+        try:
+            return operation()
+        except (OSError, RuntimeError) as exc:
+            if not _vanished(exc):
+                raise
+            raise StoreError(
+                f"the store at {self.path} changed under this reader twice; run it again"
+            ) from None
+
+    def __enter__(self) -> GraphStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if not self.read_only and self.path is not None:
+            self._store.flush()
+        del self._store
+        if self._pin is not None:
+            shutil.rmtree(self._pin, ignore_errors=True)
+            self._pin = None
+
+    def __len__(self) -> int:
+        """The number of quads in all graphs."""
+        return len(self._store)
+
+    # -- writing ---------------------------------------------------------------------------
+    def _writable(self) -> ox.Store:
+        if self.read_only:
+            raise StoreError("this store was opened read-only")
+        return self._store
+
+    def recover(self) -> int:
+        """Drop the graphs of a batch a crash left half-loaded. Returns how many."""
+        store = self._writable()
+        journal = ox.NamedNode(JOURNAL_GRAPH)
+        if not store.contains_named_graph(journal):
+            return 0
+        pending = [q.subject for q in store.quads_for_pattern(None, None, None, journal)]
+        for graph in pending:
+            if isinstance(graph, ox.NamedNode):
+                store.remove_graph(graph)
+        store.remove_graph(journal)
+        return len(pending)
+
+    def remove_orphan_bulk_files(self) -> int:
+        """Delete the `bulk-*.sst` files a killed bulk load left behind. Returns how many.
+
+        The bulk loader writes them into the store directory and moves them in when it
+        finishes; after a SIGKILL they stay forever (hundreds of MB per kill). Only a writer
+        may call this (it holds the store's lock, so no bulk load is running). A file that
+        was already moved in is a second link to a live table: unlinking the name is safe.
+        """
+        self._writable()
+        if self.path is None:
+            return 0
+        removed = 0
+        for orphan in self.path.glob("bulk-*.sst"):
+            orphan.unlink(missing_ok=True)
+            removed += 1
+        return removed
+
+    def write_batch(
+        self, nquads: bytes, graphs: Iterable[str], replace: Iterable[str] = ()
+    ) -> None:
+        """Load a batch of N-Quads whose records live in `graphs`, replacing `replace` first.
+
+        `nquads` may also hold triples for shared graphs (the entities graph); those are
+        set-merged. See the module docstring for why this is crash-safe.
+        """
+        store = self._writable()
+        journal = ox.NamedNode(JOURNAL_GRAPH)
+        try:
+            # One transaction, parsed natively: a quad object per graph costs ~30 us each.
+            store.load(
+                "".join(f"<{g}>{_PENDING_SUFFIX}" for g in graphs).encode(),
+                format=ox.RdfFormat.N_QUADS,
+            )
+            for graph in replace:
+                store.remove_graph(ox.NamedNode(graph))
+            if replace:  # journal and removals on disk before the new versions: the write-
+                store.flush()  # ahead log is not synced, and a power cut must not merge them
+            try:
+                store.bulk_load(nquads, format=ox.RdfFormat.N_QUADS)
+            except SyntaxError as exc:
+                # Nothing may stay half-loaded: drop the batch's graphs again, then report.
+                self.recover()
+                raise StoreError(f"the batch did not parse as N-Quads: {exc}") from None
+            store.remove_graph(journal)
+        except OSError as exc:  # disk full, I/O error: the journal lets the next writer recover
+            raise KgError(
+                f"writing to the store at {self.path} failed ({exc}); the batch in flight "
+                "will be rolled back when the store is next opened for writing"
+            ) from None
+
+    def load(
+        self,
+        data: bytes | IO[bytes],
+        fmt: str,
+        *,
+        graph: str | None = None,
+        base_iri: str | None = None,
+    ) -> None:
+        """Load RDF in any format, atomically (one transaction)."""
+        try:
+            self._writable().load(
+                data,
+                format=rdf_format(fmt),
+                to_graph=None if graph is None else _graph(graph),
+                base_iri=base_iri,
+            )
+        except SyntaxError as exc:
+            raise KgError(f"the {fmt} input does not parse: {exc}") from None
+
+    def bulk_load(self, data: bytes, fmt: str) -> None:
+        """Load RDF in any format with Oxigraph's bulk loader: several times faster than
+        `load`, but not atomic, so only for a fresh store (re-importing an export)."""
+        try:
+            self._writable().bulk_load(data, format=rdf_format(fmt))
+        except SyntaxError as exc:
+            raise KgError(f"the {fmt} input does not parse: {exc}") from None
+
+    def remove_graph(self, graph: str) -> None:
+        self._writable().remove_graph(ox.NamedNode(graph))
+
+    def update(self, sparql: str) -> None:
+        try:
+            self._writable().update(sparql)
+        except SyntaxError as exc:
+            raise QuerySyntaxError(str(exc)) from None
+
+    def flush(self) -> None:
+        self._writable().flush()
+
+    def optimize(self) -> None:
+        self._writable().optimize()
+
+    # -- reading ---------------------------------------------------------------------------
+    def graph_hashes(self, graphs: list[str]) -> dict[str, str]:
+        """The stored `kg:contentHash` of each of `graphs` that exists."""
+        out: dict[str, str] = {}
+        store = self._store
+        prop = ox.NamedNode(KG.contentHash[1:-1])
+        for g in graphs:
+            node = ox.NamedNode(g)
+            for quad in store.quads_for_pattern(node, prop, None, node):
+                if isinstance(quad.object, ox.Literal):
+                    out[g] = quad.object.value
+        return out
+
+    def named_graphs(self) -> Iterator[str]:
+        for g in self._store.named_graphs():
+            if isinstance(g, ox.NamedNode) and g.value != JOURNAL_GRAPH:
+                yield g.value
+
+    def has_graph(self, graph: str) -> bool:
+        return bool(self._store.contains_named_graph(ox.NamedNode(graph)))
+
+    def subjects_with(self, predicate: str, value: str) -> list[str]:
+        """IRIs (sorted) of the subjects with `predicate` "value" (a plain string), any graph."""
+        pattern = (None, ox.NamedNode(predicate), ox.Literal(value), None)
+        quads = self._store.quads_for_pattern(*pattern)
+        return sorted({q.subject.value for q in quads if isinstance(q.subject, ox.NamedNode)})
+
+    def literal_values(self, subject: str, predicate: str) -> list[str]:
+        """The lexical forms of `subject`'s `predicate` literals, any graph."""
+        quads = self._store.quads_for_pattern(ox.NamedNode(subject), ox.NamedNode(predicate), None)
+        return sorted({q.object.value for q in quads if isinstance(q.object, ox.Literal)})
+
+    def rename_iris(self, renames: Mapping[str, str]) -> int:
+        """Rewrite each `old` IRI to `new` in every graph, in one atomic update.
+
+        Nodes minted beneath `old` (`old/result/…`, found by following its links) move with
+        it. Returns how many quads were rewritten.
+        """
+        store = self._writable()
+        journal = ox.NamedNode(JOURNAL_GRAPH)
+        found: dict[ox.Quad, None] = {}
+        for old in renames:
+            todo, seen = [old], {old}
+            while todo:
+                node = ox.NamedNode(todo.pop())
+                for quad in [
+                    *store.quads_for_pattern(node, None, None, None),
+                    *store.quads_for_pattern(None, None, node, None),
+                ]:
+                    if quad.graph_name == journal:
+                        continue
+                    found[quad] = None
+                    obj = quad.object
+                    if (
+                        isinstance(obj, ox.NamedNode)
+                        and obj.value.startswith(old + "/")
+                        and obj.value not in seen
+                    ):
+                        seen.add(obj.value)
+                        todo.append(obj.value)
+        if not found:
+            return 0
+        prefixes = sorted(renames, key=len, reverse=True)  # longest match first
+
+        def moved(term: Any) -> Any:
+            if isinstance(term, ox.NamedNode):
+                for old in prefixes:
+                    value = term.value
+                    if value == old or value.startswith(old + "/"):
+                        return ox.NamedNode(renames[old] + value[len(old) :])
+            return term
+
+        def data(quads: Iterable[ox.Quad]) -> str:
+            return " ".join(
+                f"GRAPH {q.graph_name} {{ {q.subject} {q.predicate} {q.object} }}"
+                if isinstance(q.graph_name, ox.NamedNode)
+                else f"{q.subject} {q.predicate} {q.object} ."
+                for q in quads
+            )
+
+        new = [
+            ox.Quad(moved(q.subject), q.predicate, moved(q.object), q.graph_name) for q in found
+        ]
+        store.update(f"DELETE DATA {{ {data(found)} }} ;\nINSERT DATA {{ {data(new)} }}")
+        return len(found)
+
+    def _run(
+        self,
+        sparql: str,
+        substitutions: Mapping[str, Term] | None,
+        union: bool,
+        default_graphs: list[str] | None,
+        named_graphs: list[str] | None,
+    ) -> Any:
+        subs: dict[ox.Variable, ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple] = {
+            ox.Variable(k): _ox_term(v) for k, v in (substitutions or {}).items()
+        }
+        kwargs: dict[str, Any] = {}
+        if default_graphs is not None:
+            kwargs["default_graph"] = [ox.NamedNode(g) for g in default_graphs]
+        elif union and not scan(sparql).has_dataset:  # a FROM / FROM NAMED overrides it
+            kwargs["use_default_graph_as_union"] = True
+        if named_graphs is not None:
+            kwargs["named_graphs"] = [ox.NamedNode(g) for g in named_graphs]
+        try:
+            return self._store.query(sparql, substitutions=subs or None, **kwargs)
+        except SyntaxError as exc:
+            raise QuerySyntaxError(str(exc)) from None
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+
+    def query(
+        self,
+        sparql: str,
+        *,
+        substitutions: Mapping[str, Term] | None = None,
+        union: bool = True,
+        default_graphs: list[str] | None = None,
+        named_graphs: list[str] | None = None,
+        limit: int | None = None,
+    ) -> QueryResult:
+        """Run SPARQL; the default graph is the union of all graphs unless told otherwise."""
+        return self.reading(
+            lambda: self._query(
+                sparql,
+                substitutions=substitutions,
+                union=union,
+                default_graphs=default_graphs,
+                named_graphs=named_graphs,
+                limit=limit,
+            )
+        )
+
+    def _query(
+        self,
+        sparql: str,
+        *,
+        substitutions: Mapping[str, Term] | None = None,
+        union: bool = True,
+        default_graphs: list[str] | None = None,
+        named_graphs: list[str] | None = None,
+        limit: int | None = None,
+    ) -> QueryResult:
+        """Run SPARQL; the default graph is the union of all graphs unless told otherwise."""
+        result = self._run(sparql, substitutions, union, default_graphs, named_graphs)
+        if isinstance(result, ox.QueryBoolean):
+            return AskResult(bool(result))
+        if isinstance(result, ox.QuerySolutions):
+            variables = [v.value for v in result.variables]
+            rows: list[Row] = []
+            for solution in result:
+                rows.append(
+                    tuple(None if solution[v] is None else _term(solution[v]) for v in variables)
+                )
+                if limit is not None and len(rows) >= limit:
+                    break
+            return SelectResult(variables, rows)
+        text = ox.serialize(result, format=ox.RdfFormat.N_TRIPLES) or b""
+        return GraphResult(text.decode("utf-8"))
+
+    def select_values(
+        self, sparql: str, *, union: bool = True
+    ) -> Iterator[tuple[str | None, ...]]:
+        """Stream a SELECT's rows as plain lexical values (None where unbound).
+
+        For bulk reads (millions of rows) where `query`'s typed terms cost more than the
+        values: no term objects are built and nothing is held beyond the current row.
+        """
+        result = self._run(sparql, None, union, None, None)
+        if not isinstance(result, ox.QuerySolutions):
+            raise UsageError("select_values needs a SELECT query")
+        width = len(result.variables)
+        for solution in result:
+            yield tuple(None if solution[i] is None else solution[i].value for i in range(width))
+
+    def query_serialized(
+        self,
+        sparql: str,
+        media_type: str,
+        *,
+        substitutions: Mapping[str, Term] | None = None,
+        union: bool = True,
+        default_graphs: list[str] | None = None,
+        named_graphs: list[str] | None = None,
+    ) -> tuple[bytes, str]:
+        """Run SPARQL and serialise natively. Returns (body, content type)."""
+        return self.reading(
+            lambda: self._query_serialized(
+                sparql,
+                media_type,
+                substitutions=substitutions,
+                union=union,
+                default_graphs=default_graphs,
+                named_graphs=named_graphs,
+            )
+        )
+
+    def _query_serialized(
+        self,
+        sparql: str,
+        media_type: str,
+        *,
+        substitutions: Mapping[str, Term] | None = None,
+        union: bool = True,
+        default_graphs: list[str] | None = None,
+        named_graphs: list[str] | None = None,
+    ) -> tuple[bytes, str]:
+        """Run SPARQL and serialise natively. Returns (body, content type)."""
+        result = self._run(sparql, substitutions, union, default_graphs, named_graphs)
+        if isinstance(result, ox.QueryTriples):
+            fmt = ox.RdfFormat.from_media_type(media_type) or ox.RdfFormat.TURTLE
+            if fmt.supports_datasets:
+                fmt = ox.RdfFormat.TURTLE
+            return ox.serialize(result, format=fmt) or b"", fmt.media_type
+        rfmt = ox.QueryResultsFormat.from_media_type(media_type) or ox.QueryResultsFormat.JSON
+        return result.serialize(format=rfmt) or b"", rfmt.media_type
+
+    def query_into(
+        self,
+        sparql: str,
+        output: io.RawIOBase | IO[bytes],
+        *,
+        results_type: str,
+        graph_type: str,
+        substitutions: Mapping[str, Term] | None = None,
+        union: bool = True,
+        default_graphs: list[str] | None = None,
+        named_graphs: list[str] | None = None,
+        prefixes: Mapping[str, str] | None = None,
+    ) -> tuple[str, str]:
+        """Run SPARQL and serialise natively into `output` as the results stream.
+
+        SELECT/ASK results are written as `results_type`, CONSTRUCT/DESCRIBE as `graph_type`
+        (media types). An exception raised by `output.write` stops the query, so a writer
+        that counts bytes enforces a size limit. Returns (media type, result kind), the kind
+        being "boolean", "solutions" or "graph".
+        """
+        result = self._run(sparql, substitutions, union, default_graphs, named_graphs)
+        if isinstance(result, ox.QueryTriples):
+            fmt = ox.RdfFormat.from_media_type(graph_type)
+            if fmt is None or fmt in (ox.RdfFormat.N_QUADS, ox.RdfFormat.TRIG):
+                raise UsageError(f"{graph_type} is not a triple format for graph results")
+            kwargs: dict[str, Any] = {}
+            if prefixes and fmt in (ox.RdfFormat.TURTLE, ox.RdfFormat.RDF_XML):
+                kwargs["prefixes"] = dict(prefixes)
+            ox.serialize(result, output, format=fmt, **kwargs)  # type: ignore[arg-type]
+            return fmt.media_type, "graph"
+        rfmt = ox.QueryResultsFormat.from_media_type(results_type)
+        if rfmt is None:
+            raise UsageError(f"{results_type} is not a SPARQL results format")
+        result.serialize(output, format=rfmt)
+        kind = "boolean" if isinstance(result, ox.QueryBoolean) else "solutions"
+        return rfmt.media_type, kind
+
+    def count(self, graph: str | None = None) -> int:
+        if graph is None:
+            return len(self._store) - sum(
+                1
+                for _ in self._store.quads_for_pattern(
+                    None, None, None, ox.NamedNode(JOURNAL_GRAPH)
+                )
+            )
+        return sum(1 for _ in self._store.quads_for_pattern(None, None, None, ox.NamedNode(graph)))
+
+    # -- dumping ---------------------------------------------------------------------------
+    def dump(
+        self,
+        out: IO[bytes] | str | Path,
+        fmt: str,
+        *,
+        graph: str | None = None,
+        prefixes: dict[str, str] | None = None,
+    ) -> None:
+        """Write the store (or one graph) natively. Triple formats get the union unless `graph`."""
+        rfmt = rdf_format(fmt)
+        target = str(out) if isinstance(out, Path) else out
+        kwargs: dict[str, Any] = {}
+        if prefixes and rfmt in (ox.RdfFormat.TURTLE, ox.RdfFormat.TRIG, ox.RdfFormat.RDF_XML):
+            kwargs["prefixes"] = prefixes
+        if graph is not None:
+            self._store.dump(target, format=rfmt, from_graph=ox.NamedNode(graph), **kwargs)
+        elif rfmt.supports_datasets:
+            quads = (
+                q
+                for q in self._store
+                if not (
+                    isinstance(q.graph_name, ox.NamedNode) and q.graph_name.value == JOURNAL_GRAPH
+                )
+            )
+            ox.serialize(quads, target, format=rfmt, **kwargs)
+        else:
+            triples = self._store.query(
+                "CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }", use_default_graph_as_union=True
+            )
+            ox.serialize(triples, target, format=rfmt, **kwargs)  # type: ignore[arg-type]
+
+    def quads_nquads(self, graph: str | None = None) -> Iterator[str]:
+        """Every quad (or one graph's) as an N-Quads line, in store order."""
+        g = None if graph is None else ox.NamedNode(graph)
+        for q in self._store.quads_for_pattern(None, None, None, g):
+            if isinstance(q.graph_name, ox.NamedNode) and q.graph_name.value == JOURNAL_GRAPH:
+                continue
+            yield f"{q} .\n"
+
+    # -- exporting (kg.export) ----------------------------------------------------------------
+    def pending_graphs(self) -> set[str]:
+        """Graphs that a batch in flight has listed in the journal.
+
+        A read-only snapshot taken mid-batch sees them half-written, so exports leave them out.
+        """
+        journal = ox.NamedNode(JOURNAL_GRAPH)
+        return {
+            q.subject.value
+            for q in self._store.quads_for_pattern(None, None, None, journal)
+            if isinstance(q.subject, ox.NamedNode)
+        }
+
+    def graph_ntriples(self, graph: str | None, out: BinaryWriter) -> None:
+        """One graph's triples (None: the default graph) as N-Triples lines, written natively
+        into `out` in 8 KiB pieces, in store order."""
+        self._store.dump(out, format=ox.RdfFormat.N_TRIPLES, from_graph=_graph(graph))  # type: ignore[arg-type]
+
+    def subject_lines_by_graph(self, subject: bytes) -> dict[str | None, list[bytes]]:
+        """The N-Triples lines about the IRI token `subject` (`<…>`), graph by graph (None:
+        the default graph; not the journal), in Oxigraph's own N-Triples form."""
+        by_graph: dict[str | None, list[ox.Triple]] = {}
+        node = ox.NamedNode(subject[1:-1].decode())
+        for q in self._store.quads_for_pattern(node, None, None, None):
+            name = q.graph_name.value if isinstance(q.graph_name, ox.NamedNode) else None
+            if name != JOURNAL_GRAPH:
+                by_graph.setdefault(name, []).append(q.triple)
+        return {
+            name: (ox.serialize(triples, format=ox.RdfFormat.N_TRIPLES) or b"").splitlines(
+                keepends=True
+            )
+            for name, triples in by_graph.items()
+        }
+
+    def triple_graphs(self, ntriples_line: bytes) -> list[str | None]:
+        """The graphs (None: the default graph) that hold the triple on one N-Triples line."""
+        triple = next(iter(ox.parse(ntriples_line, format=ox.RdfFormat.N_TRIPLES)))
+        return [
+            q.graph_name.value if isinstance(q.graph_name, ox.NamedNode) else None
+            for q in self._store.quads_for_pattern(
+                triple.subject, triple.predicate, triple.object, None
+            )
+        ]
+
+    def canonical_union_digest(self) -> str:
+        """A SHA-256 over the canonical N-Triples of the union of all graphs, each triple once
+        (isomorphism by hash, for formats without named graphs)."""
+        dataset = ox.Dataset(
+            ox.Quad(q.subject, q.predicate, q.object)
+            for q in self._store
+            if not (isinstance(q.graph_name, ox.NamedNode) and q.graph_name.value == JOURNAL_GRAPH)
+        )
+        dataset.canonicalize(ox.CanonicalizationAlgorithm.RDFC_1_0)
+        lines = sorted(f"{q} .\n" for q in dataset)
+        return hashlib.sha256("".join(lines).encode()).hexdigest()
+
+    def canonical_digest(self, exclude_predicates: Iterable[str] = ()) -> str:
+        """A SHA-256 over the canonical N-Quads of the whole store (isomorphism by hash)."""
+        skip = set(exclude_predicates)
+        if not skip:
+            fast = self._sorted_dump_digest()
+            if fast is not None:
+                return fast
+        dataset = ox.Dataset(
+            q
+            for q in self._store
+            if q.predicate.value not in skip
+            and not (isinstance(q.graph_name, ox.NamedNode) and q.graph_name.value == JOURNAL_GRAPH)
+        )
+        dataset.canonicalize(ox.CanonicalizationAlgorithm.RDFC_1_0)
+        lines = sorted(f"{q} .\n" for q in dataset)
+        return hashlib.sha256("".join(lines).encode()).hexdigest()
+
+    def _sorted_dump_digest(self) -> str | None:
+        """`canonical_digest` from Oxigraph's native N-Quads dump, several times faster on
+        a disk store; None when a blank node may be present (those need canonical labels)."""
+        buffer = io.BytesIO()
+        self._store.dump(buffer, format=ox.RdfFormat.N_QUADS)
+        journal = f" <{JOURNAL_GRAPH}> .".encode()
+        lines = [line for line in buffer.getvalue().splitlines() if not line.endswith(journal)]
+        del buffer
+        if any(b"_:" in line for line in lines):
+            return None
+        lines.sort()  # UTF-8 byte order is code point order: the same order as sorted(str)
+        digest = hashlib.sha256()
+        for line in lines:
+            digest.update(line)
+            digest.update(b"\n")
+        return digest.hexdigest()
+
+
+def parse_to_ntriples(data: bytes, fmt: str, *, base_iri: str | None = None) -> str:
+    """Parse RDF in `fmt` and return it as N-Quads/N-Triples text (for tests and conversion)."""
+    try:
+        quads = ox.parse(data, format=rdf_format(fmt), base_iri=base_iri)
+        return "".join(f"{q} .\n" for q in quads)
+    except SyntaxError as exc:
+        raise KgError(f"the {fmt} input does not parse: {exc}") from None
+
+
+def convert(ntriples: str, fmt: str, prefixes: dict[str, str] | None = None) -> bytes:
+    """Re-serialise N-Triples text into another RDF format."""
+    rfmt = rdf_format(fmt)
+    triples = ox.parse(ntriples.encode("utf-8"), format=ox.RdfFormat.N_TRIPLES)
+    kwargs: dict[str, Any] = {}
+    if prefixes and rfmt in (ox.RdfFormat.TURTLE, ox.RdfFormat.TRIG, ox.RdfFormat.RDF_XML):
+        kwargs["prefixes"] = prefixes
+    return ox.serialize(triples, format=rfmt, **kwargs) or b""
+
+
+def select_variables(sparql: str) -> list[str] | None:
+    """The variables a SELECT query projects (None for ASK, CONSTRUCT and DESCRIBE).
+
+    pyoxigraph's `substitutions` only binds projected variables, so callers ask first. The
+    query is run on an empty store, which costs a parse and nothing else.
+    """
+    try:
+        result = ox.Store().query(sparql)
+    except SyntaxError as exc:
+        raise QuerySyntaxError(str(exc)) from None
+    if isinstance(result, ox.QuerySolutions):
+        return [v.value for v in result.variables]
+    return None
+
+
+class BinaryWriter(Protocol):
+    """What the export writers need of an output: a binary file, a gzip stream, a sink."""
+
+    def write(self, data: bytes, /) -> int: ...
+
+    def flush(self) -> None: ...
+
+
+def serialize_lines(
+    chunks: Iterable[bytes],
+    out: BinaryWriter,
+    fmt: str,
+    *,
+    dataset: bool = False,
+    prefixes: Mapping[str, str] | None = None,
+) -> None:
+    """Write N-Triples chunks (N-Quads when `dataset`) as one `fmt` document, streaming.
+
+    Each chunk must hold whole lines. The serializer keeps the input order, so it groups
+    consecutive triples that share a subject (and quads that share a graph).
+    """
+    rfmt = rdf_format(fmt)
+    source = ox.RdfFormat.N_QUADS if dataset else ox.RdfFormat.N_TRIPLES
+
+    kwargs: dict[str, Any] = {}
+    if prefixes and rfmt in (ox.RdfFormat.TURTLE, ox.RdfFormat.TRIG, ox.RdfFormat.RDF_XML):
+        kwargs["prefixes"] = dict(prefixes)
+    try:
+        # itertools chains the parsers in C: no Python frame per quad.
+        quads = itertools.chain.from_iterable(ox.parse(c, format=source) for c in chunks)
+        ox.serialize(quads, out, format=rfmt, **kwargs)  # type: ignore[arg-type]
+    except (ValueError, TypeError) as exc:
+        raise KgError(f"the graph cannot be written as {fmt}: {exc}") from None
+
+
+def parse_triples(chunk: bytes) -> Iterator[tuple[Term, Term, Term]]:
+    """The triples of N-Triples text as (subject, predicate, object) terms, in order."""
+    for q in ox.parse(chunk, format=ox.RdfFormat.N_TRIPLES):
+        yield _term(q.subject), _term(q.predicate), _term(q.object)

@@ -1,0 +1,173 @@
+"""HTTP content negotiation: which SPARQL results, RDF or page format a client asked for.
+
+Each offer is a media type kg can produce, with the aliases clients send for it
+(`application/json` for SPARQL JSON, `text/plain` for N-Triples …). The best offer is the one
+the Accept header rates highest; ties go to the server's order, so `*/*` or no header at
+all gets the first offer (SPARQL JSON for results, Turtle for graphs).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+JSON = "application/sparql-results+json"
+XML = "application/sparql-results+xml"
+CSV = "text/csv"
+TSV = "text/tab-separated-values"
+TURTLE = "text/turtle"
+NTRIPLES = "application/n-triples"
+JSONLD = "application/ld+json"
+RDFXML = "application/rdf+xml"
+HTML = "text/html"
+
+
+@dataclass(frozen=True)
+class Offer:
+    media_type: str
+    aliases: tuple[str, ...] = ()
+
+
+RESULT_OFFERS: tuple[Offer, ...] = (
+    Offer(JSON, ("application/json",)),
+    Offer(XML, ("application/xml", "text/xml")),
+    Offer(CSV),
+    Offer(TSV),
+)
+GRAPH_OFFERS: tuple[Offer, ...] = (
+    Offer(TURTLE, ("application/x-turtle", "application/turtle")),
+    Offer(NTRIPLES, ("text/plain",)),
+    Offer(JSONLD, ("application/json",)),
+    Offer(RDFXML, ("application/xml", "text/xml")),
+)
+#: Linked Data pages: RDF first (the default for `*/*`), HTML for browsers.
+PAGE_OFFERS: tuple[Offer, ...] = (*GRAPH_OFFERS, Offer(HTML, ("application/xhtml+xml",)))
+
+#: `format=` values a client may give instead of an Accept header.
+FORMAT_NAMES: dict[str, str] = {
+    "json": JSON,
+    "srj": JSON,
+    "xml": XML,
+    "srx": XML,
+    "csv": CSV,
+    "tsv": TSV,
+    "turtle": TURTLE,
+    "ttl": TURTLE,
+    "ntriples": NTRIPLES,
+    "nt": NTRIPLES,
+    "jsonld": JSONLD,
+    "json-ld": JSONLD,
+    "rdfxml": RDFXML,
+    "rdf": RDFXML,
+    "rdf+xml": RDFXML,
+    "html": HTML,
+}
+
+
+def _ranges(accept: str) -> list[tuple[str, str, float]]:
+    out = []
+    for part in accept.split(","):
+        fields = [f.strip() for f in part.split(";")]
+        media = fields[0].lower()
+        if "/" not in media:
+            continue
+        main, sub = media.split("/", 1)
+        q = 1.0
+        for param in fields[1:]:
+            name, _, value = param.partition("=")
+            if name.strip().lower() == "q":
+                try:
+                    q = min(max(float(value), 0.0), 1.0)
+                except ValueError:
+                    q = 0.0
+        out.append((main, sub, q))
+    return out
+
+
+def _quality(media_type: str, ranges: list[tuple[str, str, float]]) -> float:
+    """The q of the most specific range that matches (RFC 9110 §12.5.1)."""
+    main, sub = media_type.split("/", 1)
+    best, best_specificity = 0.0, -1
+    for r_main, r_sub, q in ranges:
+        if r_main == "*" and r_sub == "*":
+            specificity = 0
+        elif r_main == main and r_sub == "*":
+            specificity = 1
+        elif r_main == main and r_sub == sub:
+            specificity = 2
+        else:
+            continue
+        if specificity > best_specificity:
+            best, best_specificity = q, specificity
+    return best
+
+
+def negotiate(accept: str | None, offers: Sequence[Offer]) -> str | None:
+    """The media type of the best offer for `accept`, or None if the client takes none.
+
+    >>> negotiate(None, GRAPH_OFFERS)
+    'text/turtle'
+    >>> negotiate("application/json", RESULT_OFFERS)
+    'application/sparql-results+json'
+    >>> negotiate("text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8", PAGE_OFFERS)
+    'text/html'
+    >>> negotiate("image/png", RESULT_OFFERS) is None
+    True
+    """
+    if not accept or not accept.strip():
+        return offers[0].media_type
+    ranges = _ranges(accept)
+    if not ranges:
+        return offers[0].media_type
+    best: str | None = None
+    best_q = 0.0
+    for offer in offers:
+        q = max(_quality(m, ranges) for m in (offer.media_type, *offer.aliases))
+        if q > best_q:
+            best, best_q = offer.media_type, q
+    return best
+
+
+def by_format_name(name: str, offers: Sequence[Offer]) -> str | None:
+    """The offer a `format=` value names (a short name or a media type), if offered.
+
+    >>> by_format_name("json", GRAPH_OFFERS)  # JSON for a graph is JSON-LD
+    'application/ld+json'
+    """
+    key = name.strip().lower()
+    for media_type in (FORMAT_NAMES.get(key, key), "application/json" if key == "json" else ""):
+        for offer in offers:
+            if media_type and (media_type == offer.media_type or media_type in offer.aliases):
+                return offer.media_type
+    return None
+
+
+def choose(formats: Sequence[str], accept: str | None, offers: Sequence[Offer]) -> str | None:
+    """The media type to send: the first `format=` value that names an offer, else what
+    the Accept header prefers.
+
+    Values may be comma-separated lists, and unknown or empty ones are passed over: clients
+    such as SPARQLWrapper send `format=json&format=` or a list of media types, and always
+    an Accept header as well.
+
+    >>> choose(["rdf+xml", "application/rdf+xml"], "*/*", GRAPH_OFFERS)
+    'application/rdf+xml'
+    >>> choose(["docx"], "text/csv", RESULT_OFFERS)
+    'text/csv'
+    """
+    for value in formats:
+        for name in value.split(","):
+            found = by_format_name(name, offers) if name.strip() else None
+            if found is not None:
+                return found
+    return negotiate(accept, offers)
+
+
+def content_type(media_type: str) -> str:
+    """The Content-Type header for a media type: text types say they are UTF-8."""
+    base = media_type.split(";")[0].strip()
+    return f"{base}; charset=utf-8" if base.startswith("text/") else base
+
+
+def offered(offers: Sequence[Offer]) -> str:
+    return ", ".join(o.media_type for o in offers)

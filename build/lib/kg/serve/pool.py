@@ -1,0 +1,610 @@
+"""Queries run in worker processes, so that a query past its time limit really stops.
+
+pyoxigraph has no query timeout, and a running aggregate ignores interrupts, so a thread
+cannot be stopped. A process can: the pool keeps a few worker processes, each holding its
+own read-only snapshot of the store (or its own copy of a memory store). The server's event
+loop hands one request at a time to an idle worker and waits with a deadline; a worker that
+overruns is killed (SIGKILL) and replaced, and the client gets a `QueryTimeoutError`. The
+results are serialised natively inside the worker into a capped buffer, so a result over
+the size limit stops the query too, and nothing is sent before the query has finished: an
+error is always an error status, never a truncated 200.
+
+Freshness. A read-only open is a snapshot. The pool has a generation number; when it moves
+on, each worker reopens its snapshot before its next request. It moves on when the store
+directory changes (checked every `refresh` seconds), on `refresh()` (the server calls it on
+SIGHUP), and after an update through the pool's writer. A disk worker that finds an ingest
+batch half-written (the store's journal graph is not empty) keeps its old snapshot and
+tries again a second later, so no request sees half a batch. pyoxigraph calls a read-only
+open beside a live writer undefined behaviour; in practice such an open can fail, so a
+worker whose reopen fails also keeps its old snapshot and tries again later.
+
+Updates, when allowed, go to one writer process that holds the store for writing; it is
+killed on overrun too (an update is one transaction, so it leaves nothing behind). For a
+memory store the writer holds the master copy and hands back an N-Quads snapshot after each
+update, from which the readers (and a replacement writer) reload: fine for the small,
+throwaway graphs a memory store is for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from kg import errors
+from kg.errors import KgError, QueryTimeoutError, ResultTooLargeError, StoreError
+from kg.rdf.results import QueryResult, Term
+from kg.rdf.store import JOURNAL_GRAPH, GraphStore
+
+_WORKER_CODE = "from kg.serve.pool import worker_entry; worker_entry()"
+#: How long a worker waits before retrying a reopen that found an ingest batch in flight.
+_REOPEN_RETRY_S = 1.0
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where workers get their store: a directory, or an N-Quads snapshot of a memory store."""
+
+    path: Path | None = None
+    nquads: bytes = b""
+
+    @classmethod
+    def of(cls, store: GraphStore) -> Source:
+        """The source for an open store: its directory, or a snapshot of its contents."""
+        if store.path is not None:
+            return cls(path=store.path)
+        return cls(nquads="".join(store.quads_nquads()).encode("utf-8"))
+
+    @property
+    def on_disk(self) -> bool:
+        return self.path is not None
+
+    def open(self, *, write: bool = False) -> GraphStore:
+        if self.path is not None:
+            return GraphStore.open(self.path, read_only=not write)
+        store = GraphStore.memory()
+        if self.nquads:
+            store.load(self.nquads, "nquads")
+        return store
+
+
+@dataclass(frozen=True)
+class QueryJob:
+    """One SPARQL query to run and serialise. Plain data: it crosses the process boundary."""
+
+    sparql: str
+    results_type: str = "application/sparql-results+json"
+    graph_type: str = "text/turtle"
+    substitutions: Mapping[str, Term] | None = None
+    union: bool = True
+    default_graphs: list[str] | None = None
+    named_graphs: list[str] | None = None
+    prefixes: Mapping[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class Answer:
+    body: bytes
+    media_type: str
+    kind: str  # "boolean", "solutions" or "graph"
+
+
+@dataclass(frozen=True)
+class _Request:
+    op: str  # "serialize", "result", "update", "ping"
+    generation: int
+    payload: Any = None
+    reload: Source | None = None  # a new memory snapshot to load first
+    max_bytes: int = 0
+
+
+class _CappedBuffer(io.RawIOBase):
+    """Collects output; raising on the first write past the cap stops the serialiser."""
+
+    def __init__(self, limit: int) -> None:
+        self.data = bytearray()
+        self.limit = limit
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, chunk: Any) -> int:
+        size = len(chunk)
+        if self.limit and len(self.data) + size > self.limit:
+            raise ResultTooLargeError(
+                f"the result is larger than this server's limit of {_megabytes(self.limit)}; "
+                "add a LIMIT (or select fewer variables), or ask the operator to raise "
+                "--max-result-mb"
+            )
+        self.data += chunk
+        return size
+
+
+def _megabytes(n: int) -> str:
+    return f"{n / 1_048_576:g} MB"
+
+
+# --- the worker process --------------------------------------------------------------------
+
+
+class _WorkerState:
+    def __init__(self, source: Source, writable: bool) -> None:
+        self.source = source
+        self.writable = writable
+        self.store = source.open(write=writable)
+        self.generation = 0
+        self.last_attempt = 0.0
+
+    def catch_up(self, request: _Request) -> None:
+        if request.reload is not None:
+            fresh = request.reload.open(write=self.writable)
+            self.store.close()
+            self.store, self.source = fresh, request.reload
+            self.generation = request.generation
+            return
+        if request.generation == self.generation or not self.source.on_disk or self.writable:
+            return
+        now = time.monotonic()
+        if now - self.last_attempt < _REOPEN_RETRY_S:
+            return
+        self.last_attempt = now
+        try:
+            fresh = self.source.open()
+        except KgError:  # e.g. a file the writer just compacted away: keep serving, retry
+            return
+        if fresh.has_graph(JOURNAL_GRAPH):  # an ingest batch is half-written: wait
+            fresh.close()
+            return
+        self.store.close()
+        self.store = fresh
+        self.generation = request.generation
+
+    def handle(self, request: _Request) -> Any:
+        store = self.store
+        if request.op == "serialize":
+            job: QueryJob = request.payload
+
+            def run() -> Answer:  # run again (fresh buffer) if the snapshot must be renewed
+                out = _CappedBuffer(request.max_bytes)
+                media_type, kind = store.query_into(
+                    job.sparql,
+                    out,
+                    results_type=job.results_type,
+                    graph_type=job.graph_type,
+                    substitutions=job.substitutions,
+                    union=job.union,
+                    default_graphs=job.default_graphs,
+                    named_graphs=job.named_graphs,
+                    prefixes=job.prefixes,
+                )
+                return Answer(bytes(out.data), media_type, kind)
+
+            return store.reading(run)
+        if request.op == "result":
+            sparql, substitutions, limit = request.payload
+            return store.query(sparql, substitutions=substitutions, limit=limit)
+        if request.op == "update":
+            store.update(request.payload)
+            if self.source.on_disk:
+                store.flush()
+                return None
+            snapshot = Source.of(store)
+            self.source = snapshot
+            return snapshot
+        if request.op == "ping":
+            return os.getpid()
+        raise KgError(f"unknown worker operation {request.op!r}")
+
+
+def _error_reply(exc: BaseException) -> tuple[str, str, str]:
+    if isinstance(exc, KgError):
+        return ("error", type(exc).__name__, str(exc))
+    if isinstance(exc, OSError):  # raised by pyoxigraph for I/O and SERVICE failures
+        return ("error", "KgError", f"the query failed: {exc}")
+    return ("error", "KgError", f"the query failed: {type(exc).__name__}: {exc}")
+
+
+def worker_entry() -> None:
+    """The worker process's main: `python -c '…worker_entry()' FD`, FD a connected socket.
+
+    Workers are started as fresh interpreters rather than through multiprocessing's spawn,
+    which would re-import the parent's `__main__` (and fail for an unguarded script).
+    """
+    conn = Connection(int(sys.argv[1]))
+    source, writable = conn.recv()
+    _worker_main(conn, source, writable)
+
+
+def _worker_main(conn: Connection, source: Source, writable: bool) -> None:
+    # Ctrl-C reaches the whole process group; the parent shuts workers down by closing pipes.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        state = _WorkerState(source, writable)
+    except BaseException as exc:
+        conn.send(_error_reply(exc))
+        return
+    conn.send(("ready", os.getpid(), 0))
+    while True:
+        try:
+            request: _Request = conn.recv()
+        except (EOFError, OSError):
+            return
+        try:
+            state.catch_up(request)
+            reply: tuple[Any, ...] = ("ok", state.handle(request), state.generation)
+        except BaseException as exc:
+            reply = _error_reply(exc)
+        try:
+            conn.send(reply)
+        except (OSError, ValueError):
+            return
+
+
+# --- the parent side -----------------------------------------------------------------------
+
+
+class _Overrun(Exception):
+    pass
+
+
+class _Died(Exception):
+    pass
+
+
+class _Worker:
+    def __init__(self, source: Source, writable: bool) -> None:
+        ours, theirs = socket.socketpair()
+        with ours, theirs:
+            fd = theirs.fileno()
+            self.process = subprocess.Popen(
+                [sys.executable, "-c", _WORKER_CODE, str(fd)],
+                pass_fds=(fd,),
+                stdin=subprocess.DEVNULL,
+            )
+            self.conn = Connection(ours.detach())
+        self.conn.send((source, writable))
+        self.generation = 0
+        self.source = source
+
+    def wait_ready(self, timeout: float) -> None:
+        if not self.conn.poll(timeout):
+            self.kill()
+            raise StoreError(f"a query worker did not start within {timeout:g} s")
+        try:
+            reply = self.conn.recv()
+        except (EOFError, OSError):
+            self.kill()
+            raise StoreError("a query worker exited while opening the store") from None
+        if reply[0] != "ready":
+            self.kill()
+            raise _rebuild_error(reply[1], reply[2])
+
+    def call(self, request: _Request, timeout: float) -> tuple[Any, ...]:
+        """Send one request and wait for its reply (blocking; runs in a thread)."""
+        try:
+            self.conn.send(request)
+            if not self.conn.poll(max(timeout, 0.0)):
+                raise _Overrun
+            reply: tuple[Any, ...] = self.conn.recv()
+        except (EOFError, OSError, BrokenPipeError):
+            raise _Died from None
+        return reply
+
+    def kill(self) -> None:
+        with contextlib.suppress(Exception):
+            self.process.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(5)
+        with contextlib.suppress(Exception):
+            self.conn.close()
+
+    def stop(self) -> None:
+        """Ask politely (close the pipe), then kill."""
+        with contextlib.suppress(Exception):
+            self.conn.close()
+        try:
+            self.process.wait(2)
+        except subprocess.TimeoutExpired:
+            self.kill()
+
+
+def _finished(loop: asyncio.AbstractEventLoop) -> asyncio.Future[Any]:
+    """A future that completed with an untouched worker's no-op reply."""
+    future: asyncio.Future[Any] = loop.create_future()
+    future.set_result(("skipped", None, None))
+    return future
+
+
+def _rebuild_error(name: str, message: str) -> KgError:
+    cls = getattr(errors, name, KgError)
+    if not (isinstance(cls, type) and issubclass(cls, KgError)):
+        cls = KgError
+    try:
+        return cls(message)
+    except TypeError:
+        return KgError(message)
+
+
+def store_signature(path: Path) -> tuple[tuple[str, int, int], ...]:
+    """Names, sizes and modification times of a store directory's files: any write changes it."""
+    out = []
+    try:
+        for entry in os.scandir(path):
+            if entry.is_file():
+                st = entry.stat()
+                out.append((entry.name, st.st_size, st.st_mtime_ns))
+    except OSError:
+        return ()
+    return tuple(sorted(out))
+
+
+@dataclass
+class PoolStats:
+    completed: int = 0
+    timeouts: int = 0
+    replaced: int = 0
+    reloads: int = 0
+    worker_pids: list[int] = field(default_factory=list)
+    killed_pids: list[int] = field(default_factory=list)
+
+
+class QueryPool:
+    """A fixed number of query worker processes (and an optional writer), used from asyncio."""
+
+    def __init__(
+        self,
+        source: Source,
+        *,
+        workers: int = 4,
+        timeout: float = 30.0,
+        max_result_bytes: int = 64 * 1_048_576,
+        allow_update: bool = False,
+        refresh: float = 5.0,
+        start_timeout: float = 60.0,
+    ) -> None:
+        if workers < 1:
+            raise errors.UsageError("--workers must be at least 1")
+        if timeout <= 0:
+            raise errors.UsageError("--timeout must be a positive number of seconds")
+        self.source = source
+        self.size = workers
+        self.timeout = timeout
+        self.max_result_bytes = max_result_bytes
+        self.allow_update = allow_update
+        self.refresh_every = refresh
+        self.start_timeout = start_timeout
+        self.generation = 0
+        self.stats = PoolStats()
+        self._threads = ThreadPoolExecutor(max_workers=workers + 3, thread_name_prefix="kg-pool")
+        self._idle: asyncio.Queue[_Worker] = asyncio.Queue()
+        self._workers: set[_Worker] = set()
+        self._writer: _Worker | None = None
+        self._writers: asyncio.Queue[_Worker] = asyncio.Queue()  # holds the writer when idle
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._signature: tuple[tuple[str, int, int], ...] = ()
+        self._closed = False
+
+    # -- life cycle ----------------------------------------------------------------------------
+    def _spawn(self, writable: bool = False) -> _Worker:
+        worker = _Worker(self.source, writable)
+        worker.generation = self.generation
+        worker.wait_ready(self.start_timeout)
+        return worker
+
+    async def start(self) -> None:
+        loop = asyncio.get_running_loop()
+        if self.source.path is not None:
+            self._signature = store_signature(self.source.path)
+        if self.allow_update:  # first, so that it can recover a crashed batch before readers open
+            self._writer = await loop.run_in_executor(self._threads, self._spawn, True)
+            self._writers.put_nowait(self._writer)
+        spawned = await asyncio.gather(
+            *(loop.run_in_executor(self._threads, self._spawn) for _ in range(self.size)),
+            return_exceptions=True,
+        )
+        failures = [s for s in spawned if isinstance(s, BaseException)]
+        for worker in spawned:
+            if isinstance(worker, _Worker):
+                self._workers.add(worker)
+                self._idle.put_nowait(worker)
+        if failures:
+            await self.close()
+            raise failures[0]
+        self.stats.worker_pids = [w.process.pid for w in self._workers]
+        if self.source.path is not None and self.refresh_every > 0:
+            self._keep(asyncio.create_task(self._watch()))
+
+    async def close(self) -> None:
+        self._closed = True
+        for task in list(self._tasks):
+            task.cancel()
+        workers = [*self._workers, *([self._writer] if self._writer else [])]
+        self._workers.clear()
+        self._writer = None
+        loop = asyncio.get_running_loop()
+        await asyncio.gather(*(loop.run_in_executor(self._threads, w.stop) for w in workers))
+        self._threads.shutdown(wait=False, cancel_futures=True)
+
+    def _keep(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # -- freshness -----------------------------------------------------------------------------
+    def refresh(self) -> None:
+        """Make every worker reopen its snapshot before its next request."""
+        self.generation += 1
+        self.stats.reloads += 1
+
+    async def _watch(self) -> None:
+        assert self.source.path is not None
+        while not self._closed:
+            await asyncio.sleep(self.refresh_every)
+            signature = store_signature(self.source.path)
+            if signature != self._signature:
+                self._signature = signature
+                self.refresh()
+
+    # -- running -------------------------------------------------------------------------------
+    async def _acquire(self, deadline: float) -> _Worker:
+        loop = asyncio.get_running_loop()
+        try:
+            return await asyncio.wait_for(self._idle.get(), max(deadline - loop.time(), 0.001))
+        except TimeoutError:
+            raise QueryTimeoutError(
+                f"all {self.size} query workers stayed busy for {self.timeout:g} s; "
+                "try again later, or ask the operator to raise --workers"
+            ) from None
+
+    def _request(self, worker: _Worker, op: str, payload: Any) -> _Request:
+        reload = None
+        if not self.source.on_disk and worker.generation != self.generation:
+            reload = self.source
+        return _Request(op, self.generation, payload, reload, self.max_result_bytes)
+
+    async def _dispatch(
+        self, worker: _Worker, request: _Request, deadline: float, on_done: Callable[..., None]
+    ) -> Any:
+        loop = asyncio.get_running_loop()
+        remaining = deadline - loop.time()
+        if remaining < 0.05:  # the wait for a worker used up the time: do not start and kill
+            on_done(worker, _finished(loop))
+            raise QueryTimeoutError(
+                f"all {self.size} query workers stayed busy for {self.timeout:g} s; "
+                "try again later, or ask the operator to raise --workers"
+            )
+        future = loop.run_in_executor(self._threads, worker.call, request, remaining)
+        future.add_done_callback(lambda f: on_done(worker, f))
+        try:
+            reply = await asyncio.shield(future)
+        except _Overrun:
+            self.stats.timeouts += 1
+            raise QueryTimeoutError(
+                f"the query ran past this server's time limit of {self.timeout:g} s and was "
+                "stopped; narrow it (a LIMIT, more specific patterns) or ask the operator to "
+                "raise --timeout"
+            ) from None
+        except _Died:
+            raise StoreError(
+                "the query worker died while running this query (out of memory?); "
+                "it has been replaced"
+            ) from None
+        if reply[0] == "ok":
+            worker.generation = reply[2]
+            self.stats.completed += 1
+            return reply[1]
+        raise _rebuild_error(reply[1], reply[2])
+
+    def _reader_done(self, worker: _Worker, future: asyncio.Future[Any]) -> None:
+        if future.cancelled() or future.exception() is not None:
+            self._keep(asyncio.ensure_future(self._replace(worker)))
+        elif self._closed:
+            return
+        else:
+            self._idle.put_nowait(worker)
+
+    async def _replace(self, worker: _Worker) -> None:
+        loop = asyncio.get_running_loop()
+        self._workers.discard(worker)
+        self.stats.worker_pids = [w.process.pid for w in self._workers]
+        await loop.run_in_executor(self._threads, worker.kill)
+        self.stats.killed_pids.append(worker.process.pid)
+        if self._closed:
+            return
+        self.stats.replaced += 1
+        while not self._closed:
+            try:
+                fresh = await loop.run_in_executor(self._threads, self._spawn)
+            except KgError:
+                await asyncio.sleep(1.0)  # e.g. the store is briefly unavailable
+                continue
+            self._workers.add(fresh)
+            self._idle.put_nowait(fresh)
+            self.stats.worker_pids = [w.process.pid for w in self._workers]
+            return
+
+    async def _run(self, op: str, payload: Any) -> Any:
+        if self._closed:
+            raise StoreError("the query pool is shut down")
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.timeout
+        worker = await self._acquire(deadline)
+        return await self._dispatch(
+            worker, self._request(worker, op, payload), deadline, self._reader_done
+        )
+
+    async def serialize(self, job: QueryJob) -> Answer:
+        """Run a query and return its natively serialised result."""
+        answer: Answer = await self._run("serialize", job)
+        return answer
+
+    async def result(
+        self,
+        sparql: str,
+        substitutions: Mapping[str, Term] | None = None,
+        limit: int | None = None,
+    ) -> QueryResult:
+        """Run a query and return its result as kg objects (for pages built from rows)."""
+        result: QueryResult = await self._run("result", (sparql, substitutions, limit))
+        return result
+
+    async def ping(self) -> int:
+        pid: int = await self._run("ping", None)
+        return pid
+
+    async def update(self, sparql: str) -> None:
+        """Run a SPARQL update in the writer; the readers see it from their next request."""
+        if not self.allow_update:
+            raise errors.ForbiddenError("this server was started without --allow-update")
+        if self._closed:
+            raise StoreError("the query pool is shut down")
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.timeout
+        try:
+            writer = await asyncio.wait_for(self._writers.get(), max(deadline - loop.time(), 0.001))
+        except TimeoutError:
+            raise QueryTimeoutError(
+                f"the writer stayed busy with earlier updates for {self.timeout:g} s; "
+                "try again later"
+            ) from None
+        await self._dispatch(
+            writer, _Request("update", self.generation, sparql), deadline, self._writer_done
+        )
+
+    def _writer_done(self, worker: _Worker, future: asyncio.Future[Any]) -> None:
+        # Runs whether or not the client is still waiting, so that state stays right.
+        if future.cancelled() or future.exception() is not None:
+            self._keep(asyncio.ensure_future(self._replace_writer(worker)))
+            return
+        reply = future.result()
+        if reply[0] == "ok":
+            if isinstance(reply[1], Source):
+                self.source = reply[1]
+            self.refresh()
+        if not self._closed:
+            self._writers.put_nowait(worker)
+
+    async def _replace_writer(self, worker: _Worker) -> None:
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(self._threads, worker.kill)
+        while not self._closed:
+            try:
+                fresh = await loop.run_in_executor(self._threads, self._spawn, True)
+            except KgError:
+                await asyncio.sleep(1.0)
+                continue
+            self._writer = fresh
+            self._writers.put_nowait(fresh)
+            self.stats.replaced += 1
+            return

@@ -1,0 +1,37 @@
+// kg's query page: YASGUI against this server's /sparql, with the named queries as examples.
+(function () {
+  "use strict";
+  var data = JSON.parse(document.getElementById("kg-examples-data").textContent);
+  var examples = data.examples;
+  var endpoint = new URL("/sparql", window.location.href).toString();
+  var fallback =
+    "PREFIX kg: <https://w3id.org/kg/ontology#>\n" +
+    "PREFIX dcterms: <http://purl.org/dc/terms/>\n\n" +
+    "SELECT ?paper ?title WHERE {\n  ?paper a kg:Paper ; dcterms:title ?title .\n}\nORDER BY ?title\nLIMIT 25\n";
+  var yasgui = new Yasgui(document.getElementById("yasgui"), {
+    requestConfig: { endpoint: endpoint, method: "POST" },
+    endpointCatalogueOptions: { getData: function () { return [{ endpoint: endpoint }]; } },
+    copyEndpointOnNewTab: true,
+    persistenceId: null,
+    yasqe: { value: fallback },
+    yasr: { prefixes: data.prefixes },
+  });
+  var select = document.getElementById("kg-examples");
+  var summary = document.getElementById("kg-summary");
+  examples.forEach(function (example, i) {
+    var option = document.createElement("option");
+    option.value = String(i);
+    option.textContent = example.name;
+    option.title = example.summary;
+    select.appendChild(option);
+  });
+  select.addEventListener("change", function () {
+    var example = examples[Number(select.value)];
+    if (!example) return;
+    summary.textContent = example.name + ": " + example.summary;
+    var tab = yasgui.getTab();
+    tab.setEndpoint(endpoint);
+    tab.getYasqe().setValue(example.query);
+  });
+  window.kgYasgui = yasgui;
+})();

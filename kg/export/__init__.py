@@ -1,0 +1,1 @@
+"""Export: the graph in every standard RDF format, its VoID description, and SHACL validation."""

@@ -1,0 +1,17 @@
+"""RDF text conversions shared by the CLI, the exports and the server."""
+
+from __future__ import annotations
+
+from kg.rdf.store import convert
+from kg.rdf.vocab import PREFIXES
+
+
+def graph_text(ntriples: str, fmt: str) -> str:
+    """N-Triples text re-serialised as `fmt` (Turtle uses kg's prefixes)."""
+    if fmt == "ntriples":
+        return ntriples
+    if fmt == "jsonld":
+        from kg.export.jsonld import compact_ntriples
+
+        return compact_ntriples(ntriples)
+    return convert(ntriples, fmt, PREFIXES).decode("utf-8")

@@ -1,0 +1,739 @@
+"""The five Papers-with-Code dumps as input kinds of `kg ingest` (docs/dumps.md).
+
+Each dump item maps to one unit of change in its own named graph, a `kg:DumpEntry` that
+names the dump it was read from (`prov:wasDerivedFrom` a `kg:Dump`, which says the kind,
+file and snapshot). A newer dump replaces, entity by entity, exactly what an older one said.
+Papers are named through the run's alias index (`Context.paper`), so a paper known by slug,
+by arXiv id and by title is one node (docs/identity.md).
+
+`DUMP_KINDS` lists them; `kg.ingest.ingestor.KINDS` adds them to the record kind.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import re
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from kg.errors import RecordError
+from kg.ingest.fields import Obj
+from kg.ingest.identity import (
+    AREA_ABBREVIATIONS,
+    RepoRef,
+    arxiv_id,
+    pwc_slug,
+    repository,
+    slug_from_url,
+    title_key,
+)
+from kg.ingest.mapping import (
+    Context,
+    Kind,
+    Mapped,
+    RecordMapper,
+    canonical_json,
+    code_link_key,
+    result_id,
+    web_iri,
+)
+from kg.ingest.values import iso_date
+from kg.rdf.terms import literal, safe_iri, segment, typed
+from kg.rdf.vocab import KG, STD, XSD, iri
+
+PAPERS = "papers-with-abstracts"
+LINKS = "links-between-papers-and-code"
+METHODS = "methods"
+DATASETS = "datasets"
+EVALUATION = "evaluation-tables"
+
+ARCHIVE = "Papers with Code"
+LICENCE = "https://creativecommons.org/licenses/by-sa/4.0/"
+_INDEX = re.compile(r"\[\d+\]")
+_TRAILING_DATE = re.compile(r"[-_.](?:19|20)\d{2}(?:[-_.]?\d{2}){0,2}$")
+
+
+def dump_name(source_file: str) -> str:
+    """A dump's name: its file name without `.gz`, `.json` and a trailing date.
+
+    >>> dump_name("evaluation-tables.json.gz"), dump_name("methods-2022-05-20.json")
+    ('evaluation-tables', 'methods')
+    """
+    name = source_file.removesuffix(".gz")
+    for suffix in (".json", ".jsonl", ".ndjson"):
+        name = name.removesuffix(suffix)
+    return _TRAILING_DATE.sub("", name) or name
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _checked_url(value: str) -> str | None:
+    """`value` as a safe absolute IRI, or None. Cached: dumps repeat the same URLs a lot."""
+    try:
+        return web_iri(value, "")
+    except RecordError:
+        return None
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _checked_repo(url: str) -> RepoRef | None:
+    """The normalised repository of `url` when both are valid IRIs, else None. Cached."""
+    ref = repository(url)
+    if ref is None or _checked_url(ref.url) is None or _checked_url(url) is None:
+        return None
+    return ref
+
+
+def _year(date: str | None) -> str | None:
+    return date[:4] if date and date[:4].isdigit() else None
+
+
+class DumpMapper(RecordMapper):
+    """Maps one dump item; subclasses map one kind. Helpers shared by the kinds."""
+
+    kind = ""
+
+    def __init__(self, data: Any, ctx: Context) -> None:
+        super().__init__(data, ctx)
+        text = canonical_json(data)
+        try:
+            encoded = text.encode("utf-8")
+        except UnicodeEncodeError:  # N-Quads must be UTF-8: reject up front, not at write
+            raise RecordError("holds invalid Unicode (a lone surrogate)") from None
+        self.hash = "sha256:" + hashlib.sha256(encoded).hexdigest()
+        self.dump = ctx.iris.dump(dump_name(ctx.source_file), ctx.snapshot)
+        self.skipped: list[str] = []  # values left out, reported like unknown keys
+
+    def skip(self, where: str, why: str) -> None:
+        self.skipped.append(f"{_INDEX.sub('[]', where)} ({why})")
+
+    def soft_url(self, value: str | None, where: str) -> str | None:
+        """A secondary URL as a safe IRI; one that is not a URL is left out and reported
+        (scraped leaderboards hold Markdown fragments and relative links)."""
+        if not value:
+            return None
+        checked = _checked_url(value)
+        if checked is None:
+            self.skip(where, "not a URL")
+        return checked
+
+    def soft_link(self, obj: Obj, key: str, s: str, p: str) -> None:
+        target = self.soft_url(obj.text(key), obj.where(key))
+        if target:
+            self.add(s, p, iri(target))
+
+    def entry(self, graph: str, subject: str) -> Mapped:
+        """The finished unit: this entry's provenance added, repeated triples dropped."""
+        g = iri(graph)
+        self.add(g, STD.type, KG.DumpEntry)
+        self.add(g, STD.type, STD.prov_Entity)
+        self.add(g, STD.primaryTopic, iri(subject))
+        self.add(g, STD.wasDerivedFrom, iri(self.dump))
+        self.add(g, KG.contentHash, literal(self.hash))
+        return Mapped(
+            graph=graph,
+            subject=subject,
+            content_hash=self.hash,
+            triples=list(dict.fromkeys(self.t)),
+            shared=list(dict.fromkeys(self.s)),
+            unknown_keys=self.root.unknown_keys() + self.skipped,
+        )
+
+    def paper_key(
+        self, slug: str | None, arxiv: str | None, title: str | None, year: str | None
+    ) -> str:
+        """The source's own key for a paper (graph names use it; it never changes with aliases)."""
+        plain = Context(self.iris).paper(slug=slug, arxiv=arxiv, title=title, year=year)
+        return self.iris.local_key(plain).removeprefix("paper/")
+
+    def paper_node(
+        self,
+        p: str,
+        *,
+        slug: str | None = None,
+        arxiv: str | None = None,
+        title: str | None = None,
+        date: str | None = None,
+    ) -> None:
+        """What a source says of a paper it names: type, keys, title, date and pages."""
+        self.add(p, STD.type, KG.Paper)
+        if slug:
+            self.add(p, KG.pwcSlug, literal(slug))
+            self.add(p, STD.seeAlso, iri(f"https://paperswithcode.com/paper/{segment(slug)}"))
+        if arxiv:
+            self.add(p, KG.arxivId, literal(arxiv))
+            self.add(p, STD.seeAlso, iri(f"https://arxiv.org/abs/{safe_iri(arxiv)}"))
+        if title:
+            self.add(p, STD.title, literal(title))
+        if date:
+            self.add(p, STD.issued, typed(date, XSD.date))
+
+    def repo_ref(self, url: str, where: str) -> RepoRef:
+        ref = _checked_repo(url)
+        if ref is None:
+            raise RecordError(f"{url[:80]!r} is not a repository URL", field=where)
+        return ref
+
+    def soft_repo(self, url: str | None, where: str) -> RepoRef | None:
+        if not url:
+            return None
+        try:
+            return self.repo_ref(url, where)
+        except RecordError:
+            self.skip(where, "not a repository URL")
+            return None
+
+    def code_link(self, p: str, paper_iri: str, url: str, where: str) -> str:
+        """The paper's code link to `url` (the same node records and the links dump give)."""
+        ref = self.repo_ref(url, where)
+        repo = self.repo(ref)
+        node = iri(f"{paper_iri}/code/{code_link_key(ref)}")
+        self.add(p, KG.codeLink, node)
+        self.add(p, KG.hasRepository, repo)
+        self.add(node, STD.type, KG.CodeLink)
+        self.add(node, KG.repository, repo)
+        self.add(node, KG.linkedUrl, iri(_checked_url(url) or ref.url))
+        if ref.path:
+            self.add(node, KG.repositoryPath, literal(ref.path))
+        return node
+
+    def titled_links(self, obj: Obj, key: str, s: str) -> None:
+        """`[{title, url}]` (or URL strings): `rdfs:seeAlso` each URL, labelled by its title."""
+        for i, item in enumerate(obj.array(key)):
+            where = f"{obj.where(key)}[{i}]"
+            if isinstance(item, str):
+                target = self.soft_url(item, where)
+                if target:
+                    self.add(s, STD.seeAlso, iri(target))
+                continue
+            self.titled_link(obj.child(f"{key}[{i}]", item), s)
+
+    def titled_link(self, link: Obj, s: str) -> None:
+        url = self.soft_url(link.text("url"), link.where("url"))
+        title = link.text("title")
+        if url:
+            self.add(s, STD.seeAlso, iri(url))
+            if title:
+                self.add(iri(url), STD.label, literal(title))
+
+    def area(self, name: str | None, area_id: str | None = None) -> str | None:
+        slug = area_id or (pwc_slug(name) if name else None)
+        if not slug:
+            return None
+        full_name = AREA_ABBREVIATIONS.get(slug)
+        if full_name is None:
+            return self.entity(self.iris.area(slug), KG.Area, STD.label, name)
+        # "NLP" stands for the area "Natural Language Processing": an alternative label
+        area = self.entity(self.iris.area(slug), KG.Area, STD.label, full_name)
+        if name:
+            self.share(area, STD.altLabel, literal(name))
+        return area
+
+    def collection(self, name: str) -> str:
+        slug = pwc_slug(name) or name.strip()
+        return self.entity(self.iris.collection(slug), KG.Collection, STD.label, name)
+
+    def method_details(self, obj: Obj, m: str) -> None:
+        """The fields methods.json and the papers dump's method objects share."""
+        self.text(obj, "full_name", m, KG.fullName)
+        self.text(obj, "description", m, STD.description)
+        self.number(obj, "introduced_year", m, KG.introducedYear)
+        self.soft_link(obj, "source_url", m, KG.sourceUrl)
+        self.text(obj, "source_title", m, KG.sourceTitle)
+        self.soft_link(obj, "code_snippet_url", m, KG.codeSnippet)
+
+
+# --- methods.json ---------------------------------------------------------------------------
+
+
+class MethodMapper(DumpMapper):
+    kind = METHODS
+
+    def page_entity(self, kind: str, cls: str) -> tuple[str, str, str]:
+        """The method or dataset the entry's `/method/<slug>` (`/dataset/…`) URL names,
+        declared with its name and linked to that page: (slug, IRI, N-Triples term)."""
+        url = self.root.text("url", required=True)
+        assert url is not None
+        slug = slug_from_url(url, kind)
+        if not slug:
+            raise RecordError(f"{url[:80]!r} is not a /{kind}/<slug> URL", field="url")
+        node = self.iris.method(slug) if kind == "method" else self.iris.dataset(slug)
+        n = self.entity(node, cls, STD.label, self.root.text("name"))
+        self.add(n, STD.seeAlso, iri(web_iri(url, "url")))
+        return slug, node, n
+
+    def map(self) -> Mapped:
+        root = self.root
+        slug, method, m = self.page_entity("method", KG.Method)
+        self.method_details(root, m)
+        self.number(root, "num_papers", m, KG.paperCount)
+        for item in root.objects("collections"):
+            name = item.text("collection", required=True)
+            assert name is not None
+            coll = self.collection(name)
+            self.add(m, KG.inCollection, coll)
+            area = self.area(item.text("area"), item.text("area_id"))
+            if area:
+                self.share(coll, KG.area, area)
+        paper = root.obj("paper")
+        if paper is not None:
+            self.introducing_paper(paper, m, KG.introducesMethod, root)
+        return self.entry(self.iris.dump_graph(METHODS, segment(slug)), method)
+
+    def introducing_paper(self, paper: Obj, entity: str, prop: str, root: Obj) -> None:
+        title = paper.text("title")
+        url = paper.text("url")
+        slug = slug_from_url(url, "paper") if url else None
+        if url and not slug:
+            raise RecordError(f"{url[:80]!r} is not a /paper/<slug> URL", field=paper.where("url"))
+        # methods.json gives the introducing paper's source page: when that is the same
+        # paper (same title) on arXiv, it links the slug to the arXiv id.
+        arxiv = None
+        source, source_title = root.text("source_url"), root.text("source_title")
+        if (
+            source
+            and title
+            and source_title
+            and title_key(title, None) == title_key(source_title, None)
+        ):
+            arxiv = arxiv_id(source)
+        if not (slug or arxiv or title):
+            return
+        paper_iri = self.ctx.paper(slug=slug, arxiv=arxiv, title=title)
+        p = iri(paper_iri)
+        self.paper_node(p, slug=slug, arxiv=arxiv, title=title)
+        self.add(p, prop, entity)
+
+
+# --- datasets.json --------------------------------------------------------------------------
+
+
+class DatasetMapper(MethodMapper):
+    kind = DATASETS
+
+    def map(self) -> Mapped:
+        root = self.root
+        slug, dataset, d = self.page_entity("dataset", KG.Dataset)
+        self.text(root, "full_name", d, KG.fullName)
+        self.soft_link(root, "homepage", d, STD.homepage)
+        self.text(root, "description", d, STD.description)
+        self.date(root, "introduced_date", d, KG.introducedDate)
+        for key, prop in (
+            ("modalities", KG.modality),
+            ("languages", KG.language),
+            ("variants", KG.variant),
+        ):
+            for value in root.texts(key):
+                self.add(d, prop, literal(value))
+        for item in root.objects("tasks"):
+            task_url = item.text("url")
+            name = item.text("task")
+            task_slug = (slug_from_url(task_url, "task") if task_url else None) or (
+                pwc_slug(name) if name else None
+            )
+            if not task_slug:
+                raise RecordError("needs 'task' or a /task/<slug> 'url'", field=item.where("task"))
+            self.add(
+                d, KG.usedForTask, self.entity(self.iris.task(task_slug), KG.Task, STD.label, name)
+            )
+        self.number(root, "num_papers", d, KG.paperCount)
+        for item in root.objects("data_loaders"):
+            loader_url, repo = item.text("url"), item.text("repo")
+            digest = hashlib.sha1(canonical_json([loader_url, repo]).encode()).hexdigest()[:12]
+            node = iri(f"{dataset}/loader/{digest}")
+            self.add(d, KG.dataLoader, node)
+            self.add(node, STD.type, KG.DataLoader)
+            self.soft_link(item, "url", node, KG.linkedUrl)
+            ref = self.soft_repo(repo, item.where("repo"))
+            if ref is not None:
+                self.add(node, KG.repository, self.repo(ref))
+            for framework in item.texts("frameworks"):
+                self.add(node, KG.framework, literal(framework))
+        paper = root.obj("paper")
+        if paper is not None:
+            self.introducing_paper(paper, d, KG.introducesDataset, root)
+        return self.entry(self.iris.dump_graph(DATASETS, segment(slug)), dataset)
+
+
+# --- papers-with-abstracts.json -------------------------------------------------------------
+
+#: Fields of a method object in the papers dump that are mapped in its own unit.
+_METHOD_DETAILS = (
+    "full_name",
+    "description",
+    "introduced_year",
+    "source_url",
+    "source_title",
+    "code_snippet_url",
+)
+
+
+class PaperMapper(DumpMapper):
+    kind = PAPERS
+
+    def map_all(self) -> list[Mapped]:
+        root = self.root
+        url = root.text("paper_url")
+        slug = slug_from_url(url, "paper") if url else None
+        if url and not slug:
+            raise RecordError(f"{url[:80]!r} is not a /paper/<slug> URL", field="paper_url")
+        arxiv_raw = root.text("arxiv_id")
+        arxiv = arxiv_id(arxiv_raw) if arxiv_raw else None
+        if arxiv_raw and not arxiv:
+            raise RecordError(f"{arxiv_raw[:40]!r} is not an arXiv id", field="arxiv_id")
+        title, date = root.text("title"), root.text("date")
+        year = _year(date)
+        if not (slug or arxiv or title):
+            raise RecordError(
+                "names no paper: give 'paper_url', 'arxiv_id' or 'title'", field="paper_url"
+            )
+        self.paper_iri = self.ctx.paper(slug=slug, arxiv=arxiv, title=title, year=year)
+        p = iri(self.paper_iri)
+        self.paper_node(p, slug=slug, arxiv=arxiv)
+        self.text(root, "title", p, STD.title)
+        self.text(root, "abstract", p, STD.abstract)
+        self.date(root, "date", p, STD.issued)
+        self.link(root, "url_abs", p, KG.abstractPage)
+        self.link(root, "url_pdf", p, KG.pdf)
+        self.map_proceeding(p)
+        self.map_authors(p)
+        for i, task in enumerate(root.array("tasks")):
+            name = task if isinstance(task, str) else root.child(f"tasks[{i}]", task).text("task")
+            if name and name.strip():
+                node = self.iris.task(pwc_slug(name) or name.strip())
+                self.add(p, KG.hasTask, self.entity(node, KG.Task, STD.label, name))
+        units = []
+        for i, raw in enumerate(root.array("methods")):
+            unit = self.used_method(p, root.child(f"methods[{i}]", raw), raw)
+            if unit is not None:
+                units.append(unit)
+        key = self.paper_key(slug, arxiv, title, year)
+        return [self.entry(self.iris.dump_graph("papers", key), self.paper_iri), *units]
+
+    def used_method(self, p: str, obj: Obj, raw: dict[str, Any]) -> Mapped | None:
+        """`paper kg:usesMethod method`; the method object itself is mapped once per run."""
+        name = obj.text("name", required=True)
+        assert name is not None
+        for _ in obj.items():  # the method's own unit reads its fields
+            pass
+        slug = pwc_slug(name) or name.strip()
+        self.add(p, KG.usesMethod, self.entity(self.iris.method(slug), KG.Method, STD.label, name))
+        seen: set[str] = self.ctx.memo.setdefault("papers-methods", set())
+        if slug in seen:
+            return None
+        seen.add(slug)
+        return EmbeddedMethodMapper(raw, self.ctx).map_method(slug)
+
+
+class EmbeddedMethodMapper(DumpMapper):
+    """A method object of the papers dump, in its own graph: the first copy in a run."""
+
+    kind = PAPERS
+
+    def map_method(self, slug: str) -> Mapped:
+        root = self.root
+        method = self.iris.method(slug)
+        m = self.entity(method, KG.Method, STD.label, root.text("name"))
+        self.method_details(root, m)
+        main = root.obj("main_collection")
+        if main is not None:
+            name = main.text("name")
+            if name:
+                coll = self.collection(name)
+                self.add(m, KG.inCollection, coll)
+                area = self.area(main.text("area"))
+                if area:
+                    self.share(coll, KG.area, area)
+                parent = main.text("parent")
+                if parent:
+                    self.share(coll, KG.parentCollection, self.collection(parent))
+                description = main.text("description")
+                if description:
+                    self.share(coll, STD.description, literal(description))
+        return self.entry(self.iris.dump_graph("papers-methods", segment(slug)), method)
+
+
+# --- links-between-papers-and-code.json -----------------------------------------------------
+
+
+class LinkMapper(DumpMapper):
+    kind = LINKS
+
+    def map(self) -> Mapped:
+        root = self.root
+        url = root.text("paper_url")
+        slug = slug_from_url(url, "paper") if url else None
+        if url and not slug:
+            raise RecordError(f"{url[:80]!r} is not a /paper/<slug> URL", field="paper_url")
+        arxiv_raw = root.text("paper_arxiv_id")
+        arxiv = arxiv_id(arxiv_raw) if arxiv_raw else None
+        if arxiv_raw and not arxiv:
+            raise RecordError(f"{arxiv_raw[:40]!r} is not an arXiv id", field="paper_arxiv_id")
+        title = root.text("paper_title")
+        if not (slug or arxiv or title):
+            raise RecordError(
+                "names no paper: give 'paper_url', 'paper_arxiv_id' or 'paper_title'",
+                field="paper_url",
+            )
+        repo_url = root.text("repo_url", required=True)
+        assert repo_url is not None
+        paper_iri = self.ctx.paper(slug=slug, arxiv=arxiv, title=title)
+        p = iri(paper_iri)
+        self.paper_node(p, slug=slug, arxiv=arxiv, title=title)
+        self.link(root, "paper_url_abs", p, KG.abstractPage)
+        self.link(root, "paper_url_pdf", p, KG.pdf)
+        node = self.code_link(p, paper_iri, repo_url, "repo_url")
+        self.flag(root, "is_official", node, KG.isOfficial)
+        self.flag(root, "mentioned_in_paper", node, KG.mentionedInPaper)
+        self.flag(root, "mentioned_in_github", node, KG.mentionedInGithub)
+        self.text(root, "framework", node, KG.framework)
+        ref = self.repo_ref(repo_url, "repo_url")
+        key = f"{self.paper_key(slug, arxiv, title, None)}/{code_link_key(ref)}"
+        return self.entry(self.iris.dump_graph("links", key), node[1:-1])
+
+
+# --- evaluation-tables.json (and the sota-extractor files in its format) --------------------
+
+
+class EvaluationMapper(DumpMapper):
+    """One top-level task with its subtask and dataset trees: one unit (see docs/dumps.md)."""
+
+    kind = EVALUATION
+
+    def __init__(self, data: Any, ctx: Context) -> None:
+        super().__init__(data, ctx)
+        self.linked: set[tuple[str | None, str]] = set()
+
+    def map(self) -> Mapped:
+        name = self.root.text("task")
+        dump = segment(dump_name(self.ctx.source_file))
+        children = self.map_task(self.root, None)
+        if name:
+            task = self.iris.task(pwc_slug(name) or name.strip())
+            graph = self.iris.dump_graph("evaluation", f"{dump}/{task.rsplit('/', 1)[1]}")
+            return self.entry(graph, task)
+        # An unnamed top-level task only groups its subtasks: key it by their names.
+        digest = hashlib.sha1(canonical_json(sorted(children)).encode()).hexdigest()[:12]
+        graph = self.iris.dump_graph("evaluation", f"{dump}/-unnamed-{digest}")
+        return self.entry(graph, min(children) if children else graph)
+
+    def map_task(self, obj: Obj, parent: str | None) -> list[str]:
+        """Map a task and its trees; an unnamed task maps only its subtasks (their IRIs)."""
+        name = obj.text("task")
+        if not name:
+            self.skip(obj.where("task"), "empty: its subtasks are mapped without it")
+            if obj.array("datasets"):
+                self.skip(obj.where("datasets"), "under a task with no name")
+            return [iri_ for sub in obj.objects("subtasks") for iri_ in self.map_task(sub, parent)]
+        t = self.entity(self.iris.task(pwc_slug(name) or name.strip()), KG.Task, STD.label, name)
+        if parent is not None:
+            self.add(t, KG.subtaskOf, parent)
+        self.text(obj, "description", t, STD.description)
+        for category in obj.texts("categories"):
+            area = self.area(category)
+            if area:
+                self.add(t, KG.area, area)
+        for synonym in obj.texts("synonyms"):
+            self.add(t, STD.altLabel, literal(synonym))
+        source = obj.raw("source_link")
+        if isinstance(source, str):
+            self.soft_link(obj, "source_link", t, KG.sourceUrl)
+        elif source is not None:
+            link = obj.obj("source_link")
+            assert link is not None
+            self.soft_link(link, "url", t, KG.sourceUrl)
+            self.text(link, "title", t, KG.sourceTitle)
+        for dataset in obj.objects("datasets"):
+            self.map_dataset(dataset, t, name, None)
+        for subtask in obj.objects("subtasks"):
+            self.map_task(subtask, t)
+        return [t[1:-1]]
+
+    def map_dataset(
+        self, obj: Obj, t: str, task_name: str, parent: tuple[str, str, str] | None
+    ) -> None:
+        """`parent` is (IRI, slug, name) of the dataset whose `subdatasets[]` list this one."""
+        name = obj.text("dataset") or obj.text("subdataset")
+        if not name:
+            raise RecordError("needs 'dataset' (or 'subdataset')", field=obj.where("dataset"))
+        slug = pwc_slug(name) or name.strip()
+        if parent is None:
+            node, full_name = self.iris.dataset(slug), name
+        else:
+            node, full_name = self.iris.subdataset(parent[1], slug), f"{parent[2]} / {name}"
+        d = self.entity(node, KG.Dataset, STD.label, name)
+        if parent is not None:
+            self.add(d, KG.subdatasetOf, iri(parent[0]))
+        self.add(d, KG.usedForTask, t)
+        self.text(obj, "description", d, STD.description)
+        for i, citation in enumerate(obj.array("dataset_citations")):
+            if isinstance(citation, str):  # a citation text, or {title, url}
+                if citation.strip():
+                    self.add(d, STD.bibliographicCitation, literal(citation))
+            else:
+                self.titled_link(obj.child(f"dataset_citations[{i}]", citation), d)
+        self.titled_links(obj, "dataset_links", d)
+        sota = obj.obj("sota")
+        if sota is not None:
+            board = self.iris.leaderboard(t[1:-1], node)
+            b = iri(board)
+            self.add(b, STD.type, KG.Leaderboard)
+            self.add(b, KG.onTask, t)
+            self.add(b, KG.onDataset, d)
+            for metric in sota.texts("metrics"):
+                self.add(b, KG.leaderboardMetric, literal(metric))
+            for row in sota.objects("rows"):
+                self.map_row(row, t, d, board, task_name, full_name)
+        for sub in obj.objects("subdatasets"):
+            self.map_dataset(sub, t, task_name, (node, slug, name))
+
+    def map_row(
+        self, row: Obj, t: str, d: str, board: str, task_name: str, dataset_name: str
+    ) -> None:
+        model = row.text("model_name")
+        title, url = row.text("paper_title"), row.text("paper_url")
+        raw_date = row.text("paper_date")
+        date = iso_date(raw_date) if raw_date else None  # a bad date is not an identity
+        arxiv = arxiv_id(url) if url else None
+        slug = slug_from_url(url, "paper") if url and "paperswithcode.com" in url else None
+        paper_iri: str | None = None
+        if slug or arxiv or title:
+            paper_iri = self.ctx.paper(slug=slug, arxiv=arxiv, title=title, year=_year(date))
+            p = iri(paper_iri)
+            self.paper_node(p, slug=slug, arxiv=arxiv, title=title, date=date)
+            page = self.soft_url(url, row.where("paper_url")) if not (arxiv or slug) else None
+            if page:
+                self.add(p, STD.seeAlso, iri(page))
+        results = []
+        metrics = row.obj("metrics")
+        for metric, value in metrics.items() if metrics is not None else ():
+            if value is None:
+                continue  # no value reported for this metric
+            assert metrics is not None
+            raw = self.metric_text(metrics, metric, value)
+            local = result_id(task_name, dataset_name, metric, model, raw)
+            node = iri(f"{paper_iri or board}/result/{local}")
+            results.append(node)
+            if paper_iri is not None:
+                self.add(iri(paper_iri), KG.hasResult, node)
+            self.add(node, STD.type, KG.EvaluationResult)
+            self.add(node, KG.onTask, t)
+            self.add(node, KG.onDataset, d)
+            self.add(node, KG.inLeaderboard, iri(board))
+            if model:
+                self.add(node, KG.modelName, literal(model))
+            self.add_metric(node, metric, raw)
+            self.flag(row, "uses_additional_data", node, KG.usesAdditionalData)
+            self.titled_links(row, "model_links", node)
+        for link in row.objects("code_links"):
+            link_url, title = link.text("url"), link.text("title")
+            where = link.where("url")
+            if not link_url or self.soft_repo(link_url, where) is None:
+                continue
+            if (paper_iri, link_url) in self.linked:
+                continue  # the same paper's code again, in another row of this tree
+            self.linked.add((paper_iri, link_url))
+            if paper_iri is not None:
+                node = self.code_link(iri(paper_iri), paper_iri, link_url, where)
+                if title:
+                    self.add(node, STD.label, literal(title))
+            else:
+                repo = self.repo(self.repo_ref(link_url, where))
+                for result in results:
+                    self.add(result, KG.repository, repo)
+        row.raw("model_links")  # read with the results (a row may have none)
+        row.raw("uses_additional_data")
+
+
+# --- detection and registration -------------------------------------------------------------
+
+
+def _keys(value: Any) -> set[str]:
+    return set(value) if isinstance(value, dict) else set()
+
+
+def _url_has(value: Any, part: str) -> bool:
+    url = value.get("url") if isinstance(value, dict) else None
+    return isinstance(url, str) and part in url
+
+
+def _is_papers(value: Any) -> bool:
+    keys = _keys(value)
+    return (
+        "paper_url" in keys
+        and "repo_url" not in keys
+        and bool({"abstract", "authors", "arxiv_id", "url_abs"} & keys)
+    )
+
+
+def _is_links(value: Any) -> bool:
+    return {"paper_url", "repo_url"} <= _keys(value)
+
+
+def _is_methods(value: Any) -> bool:
+    return _url_has(value, "/method/") or {"collections", "introduced_year"} <= _keys(value)
+
+
+def _is_datasets(value: Any) -> bool:
+    return _url_has(value, "/dataset/") or bool({"modalities", "data_loaders"} & _keys(value))
+
+
+def _is_evaluation(value: Any) -> bool:
+    keys = _keys(value)
+    return "task" in keys and bool({"datasets", "subtasks"} & keys)
+
+
+def _one(mapper: type[DumpMapper]) -> Callable[[Any, Context], Iterable[Mapped]]:
+    def run(value: Any, ctx: Context) -> list[Mapped]:
+        return [mapper(value, ctx).map()]
+
+    return run
+
+
+def _papers(value: Any, ctx: Context) -> list[Mapped]:
+    return PaperMapper(value, ctx).map_all()
+
+
+def dump_units(kind: str) -> Callable[[Context], Iterable[Mapped]]:
+    """The unit that describes a dump file itself: its `kg:Dump` node, in its own graph."""
+
+    def units(ctx: Context) -> list[Mapped]:
+        name = dump_name(ctx.source_file)
+        dump = ctx.iris.dump(name, ctx.snapshot)
+        graph = ctx.iris.dump_graph("dump", dump.removeprefix(f"{ctx.iris.base}dump/"))
+        # The file name and ingest time are not hashed: the same dump read again, under
+        # any name, is unchanged.
+        digest = canonical_json({"kind": kind, "name": name, "snapshot": ctx.snapshot})
+        content_hash = "sha256:" + hashlib.sha256(digest.encode("utf-8")).hexdigest()
+        g, n = iri(graph), iri(dump)
+        triples = [
+            f"{g} {STD.type} {KG.DumpEntry}",
+            f"{g} {STD.type} {STD.prov_Entity}",
+            f"{g} {STD.primaryTopic} {n}",
+            f"{g} {STD.wasDerivedFrom} {n}",
+            f"{g} {KG.contentHash} {literal(content_hash)}",
+            f"{n} {STD.type} {KG.Dump}",
+            f"{n} {STD.type} {STD.prov_Entity}",
+            f"{n} {KG.dumpKind} {literal(kind)}",
+            f"{n} {KG.dumpName} {literal(name)}",
+            f"{n} {KG.sourceFile} {literal(ctx.source_file)}",
+            f"{n} {KG.sourceArchive} {literal(ARCHIVE)}",
+            f"{n} {STD.license} {iri(LICENCE)}",
+        ]
+        if ctx.snapshot:
+            triples.append(f"{n} {KG.snapshot} {typed(ctx.snapshot, XSD.date)}")
+        if ctx.ingested_at:
+            triples.append(f"{n} {KG.ingestedAt} {typed(ctx.ingested_at, XSD.dateTime)}")
+        return [Mapped(graph, dump, content_hash, triples)]
+
+    return units
+
+
+# Slug-naming sources first, then records (priority 1), then the tables (kg.ingest.aliases).
+DUMP_KINDS = (
+    Kind(PAPERS, _is_papers, _papers, 0, dump_units(PAPERS)),
+    Kind(LINKS, _is_links, _one(LinkMapper), 0, dump_units(LINKS)),
+    Kind(METHODS, _is_methods, _one(MethodMapper), 0, dump_units(METHODS)),
+    Kind(DATASETS, _is_datasets, _one(DatasetMapper), 0, dump_units(DATASETS)),
+    Kind(EVALUATION, _is_evaluation, _one(EvaluationMapper), 2, dump_units(EVALUATION)),
+)

@@ -1,0 +1,244 @@
+"""Identity rules: one paper, repository, task, method, dataset or author gets one IRI.
+
+The rules (documented in docs/identity.md):
+
+* papers: by Papers-with-Code slug; else by arXiv id without version; else by normalised
+  title plus year;
+* repositories: by normalised URL (host and owner/name lowercased, `.git`, trailing
+  slashes and `/tree/<branch>/<path>` dropped; the path is kept on the code link);
+* tasks, methods, datasets: by slug; from a bare name, by PwC's slug rule;
+* authors: by normalised full name (see docs/identity.md for why).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from dataclasses import dataclass
+from urllib.parse import unquote, urlsplit
+
+from kg.errors import UsageError
+from kg.rdf.store import iri_error
+from kg.rdf.terms import is_absolute_iri, safe_iri, segment
+
+_NON_ALNUM = re.compile(r"[^0-9a-z]+")
+_NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
+_ARXIV_NEW = re.compile(r"(\d{4}\.\d{4,5})(v\d+)?")
+_ARXIV_OLD = re.compile(r"([a-z\-]+(?:\.[A-Z]{2})?/\d{7})(v\d+)?")
+_ARXIV_URL = re.compile(r"arxiv\.org/(?:abs|pdf)/([^?#]+?)(?:\.pdf)?/?(?:[?#].*)?$", re.IGNORECASE)
+
+
+def pwc_slug(name: str) -> str:
+    """PwC's slug rule: lowercase, runs of non-alphanumerics become '-'.
+
+    >>> pwc_slug("Multi-Head Attention")
+    'multi-head-attention'
+    >>> pwc_slug("  BERT (large) ")
+    'bert-large'
+    """
+    folded = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode().lower()
+    return _NON_ALNUM.sub("-", folded).strip("-")
+
+
+#: Abbreviations other sources use for Papers with Code's research areas (the sota-extractor
+#: leaderboards file tasks under "NLP"), by slug: the area's own name.
+AREA_ABBREVIATIONS = {
+    "nlp": "Natural Language Processing",
+    "cv": "Computer Vision",
+    "rl": "Reinforcement Learning",
+}
+
+
+def name_key(name: str) -> str:
+    """A person's name as an identity key: NFKC, casefolded, word runs joined by '-'.
+
+    Unlike `pwc_slug` it keeps non-Latin letters, so 李 and 王 stay distinct.
+
+    >>> name_key("Goro  Kobayashi")
+    'goro-kobayashi'
+    >>> name_key("Zoë Ábel")
+    'zoë-ábel'
+    """
+    return _NON_WORD.sub("-", unicodedata.normalize("NFKC", name).casefold()).strip("-")
+
+
+def title_key(title: str, year: str | None) -> str:
+    """A stable hash of a normalised title plus year, for papers with no other id."""
+    norm = " ".join(_NON_WORD.sub(" ", unicodedata.normalize("NFKC", title).casefold()).split())
+    return hashlib.sha1(f"{norm}|{year or ''}".encode()).hexdigest()[:16]
+
+
+def slug_from_url(url: str, kind: str) -> str | None:
+    """The slug in `/paper/<slug>` or `https://paperswithcode.com/method/<slug>`.
+
+    >>> slug_from_url("/paper/attention-is-all-you-need", "paper")
+    'attention-is-all-you-need'
+    >>> slug_from_url("https://paperswithcode.com/method/adam", "method")
+    'adam'
+    >>> slug_from_url("https://arxiv.org/abs/1706.03762", "paper") is None
+    True
+    """
+    try:
+        path = urlsplit(url).path if "://" in url else url.split("?")[0].split("#")[0]
+    except ValueError:  # e.g. "http://[::1" (an unclosed IPv6 host)
+        return None
+    parts = [p for p in path.split("/") if p]
+    if len(parts) >= 2 and parts[-2] == kind:
+        return unquote(parts[-1])
+    return None
+
+
+def arxiv_id(value: str) -> str | None:
+    """An arXiv id without its version, from an id or an arxiv.org URL.
+
+    >>> arxiv_id("https://arxiv.org/abs/2004.10102v2")
+    '2004.10102'
+    >>> arxiv_id("http://arxiv.org/pdf/1412.6980v9.pdf")
+    '1412.6980'
+    >>> arxiv_id("hep-th/9901001v1")
+    'hep-th/9901001'
+    >>> arxiv_id("https://example.org/x") is None
+    True
+    """
+    value = value.strip()
+    m = _ARXIV_URL.search(value)
+    candidate = m.group(1) if m else value
+    for rx in (_ARXIV_NEW, _ARXIV_OLD):
+        hit = rx.fullmatch(candidate)
+        if hit:
+            return hit.group(1)
+    return None
+
+
+@dataclass(frozen=True)
+class RepoRef:
+    """A normalised repository reference: `key` names the repository, `path` the link's part."""
+
+    key: str  # e.g. "github.com/tensorflow/models"
+    url: str  # e.g. "https://github.com/tensorflow/models"
+    path: str | None  # e.g. "research/attention_ocr"
+    ref: str | None  # branch or tag from /tree/<ref>/...
+
+
+def repository(url: str) -> RepoRef | None:
+    """Normalise a repository URL, or None when it names no repository.
+
+    >>> r = repository("https://github.com/tensorflow/models/tree/master/research/attention_ocr")
+    >>> (r.key, r.path, r.ref)
+    ('github.com/tensorflow/models', 'research/attention_ocr', 'master')
+    >>> repository("https://GitHub.com/Foo/Bar.git/").key
+    'github.com/foo/bar'
+    >>> repository("not a url") is None
+    True
+    """
+    raw = url.strip()
+    if "://" not in raw:
+        if raw.count("/") == 1 and " " not in raw:  # "owner/name" as in samples: GitHub
+            raw = "https://github.com/" + raw
+        else:
+            return None
+    try:
+        parts = urlsplit(raw)
+        host = (parts.hostname or "").lower()
+    except ValueError:  # e.g. "http://[::1" (an unclosed IPv6 host)
+        return None
+    if not host or parts.scheme.lower() not in ("http", "https", "git", "ssh"):
+        return None
+    host = host.removeprefix("www.")
+    segs = [s for s in parts.path.split("/") if s]
+    if not segs:
+        return None
+    if len(segs) >= 2:
+        owner, name = segs[0].lower(), segs[1].lower().removesuffix(".git")
+        rest = segs[2:]
+        repo_segs = [owner, name]
+    else:
+        repo_segs, rest = [segs[0].lower().removesuffix(".git")], []
+    ref = path = None
+    if len(rest) >= 2 and rest[0] in ("tree", "blob", "src"):
+        ref = rest[1]
+        path = "/".join(rest[2:]) or None
+    elif rest:
+        path = "/".join(rest)
+    key = "/".join([host, *repo_segs])
+    return RepoRef(key=key, url=safe_iri(f"https://{key}"), path=path, ref=ref)
+
+
+class Iris:
+    """Builds every instance IRI under one base. Deterministic: same input, same IRI."""
+
+    def __init__(self, base: str) -> None:
+        if not base.endswith(("/", "#")):
+            base += "/"
+        problem = iri_error(base) if is_absolute_iri(base) else "it has no scheme"
+        if problem:  # else every record fails to store, one bulk load at a time
+            raise UsageError(f"the base IRI {base!r} is not an absolute IRI ({problem})")
+        self.base = base
+
+    def paper(self, slug: str) -> str:
+        return f"{self.base}paper/{segment(slug)}"
+
+    def paper_by_arxiv(self, arxiv: str) -> str:
+        return f"{self.base}paper/arxiv/{segment(arxiv).replace('%2F', '/')}"
+
+    def paper_by_title(self, title: str, year: str | None) -> str:
+        return f"{self.base}paper/title/{title_key(title, year)}"
+
+    def author(self, name: str) -> str:
+        # A name with no letters or digits ("---") keys on itself rather than on "".
+        return f"{self.base}author/{segment(name_key(name) or name.strip())}"
+
+    def repository(self, ref: RepoRef) -> str:
+        return f"{self.base}repository/{'/'.join(segment(s) for s in ref.key.split('/'))}"
+
+    def task(self, slug: str) -> str:
+        return f"{self.base}task/{segment(slug)}"
+
+    def method(self, slug: str) -> str:
+        return f"{self.base}method/{segment(slug)}"
+
+    def dataset(self, slug: str) -> str:
+        return f"{self.base}dataset/{segment(slug)}"
+
+    def venue(self, name: str) -> str:
+        key = pwc_slug(name) or name_key(name) or name.strip()
+        return f"{self.base}venue/{segment(key)}"
+
+    def area(self, slug: str) -> str:
+        """An area by its slug or a known abbreviation's (`nlp` is natural-language-processing)."""
+        name = AREA_ABBREVIATIONS.get(slug)
+        return f"{self.base}area/{segment(pwc_slug(name) if name else slug)}"
+
+    def collection(self, slug: str) -> str:
+        return f"{self.base}collection/{segment(slug)}"
+
+    def subdataset(self, parent_slug: str, slug: str) -> str:
+        """A dataset listed under another (`subdatasets[]`): its name is only unique there."""
+        return f"{self.base}dataset/{segment(parent_slug)}/{segment(slug)}"
+
+    def leaderboard(self, task: str, dataset: str) -> str:
+        """The evaluation table of a task IRI on a dataset IRI."""
+        task_key = task.removeprefix(f"{self.base}task/")
+        return f"{self.base}leaderboard/{task_key}/{dataset.removeprefix(f'{self.base}dataset/')}"
+
+    def dump(self, name: str, snapshot: str | None) -> str:
+        """One dump file at one snapshot (`undated` when its date is unknown)."""
+        return f"{self.base}dump/{segment(name)}/{segment(snapshot or 'undated')}"
+
+    def dump_graph(self, kind: str, key: str) -> str:
+        """The named graph of one dump entry; `key` is already IRI-safe."""
+        return f"{self.base}graph/pwc-{kind}/{key}"
+
+    def repo_kind(self, kind: str) -> str:
+        return f"{self.base}repo-kind/{segment(kind)}"
+
+    def record_graph(self, paper_key: str) -> str:
+        return f"{self.base}graph/record/{paper_key}"
+
+    def entities_graph(self) -> str:
+        return f"{self.base}graph/entities"
+
+    def local_key(self, iri: str) -> str:
+        """The part of an instance IRI after the base (for graph names and messages)."""
+        return iri[len(self.base) :] if iri.startswith(self.base) else iri

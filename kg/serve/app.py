@@ -1,0 +1,627 @@
+"""The web application behind `kg serve`.
+
+* `/sparql`: the SPARQL 1.1 Protocol (query by GET, form POST or `application/sparql-query`
+  POST; `default-graph-uri` / `named-graph-uri`; content negotiation; a service
+  description when there is no query). Read-only: updates get 403.
+* `/update`: SPARQL 1.1 Update, only with `allow_update` and the bearer token.
+* `/queries`, `/queries/NAME?param=…`: the named queries of `queries/*.rq`, bound safely.
+* `/paper/<slug>`, `/method/…`, `/graph/record/…`: Linked Data for kg's instance IRIs.
+* `/`: a YASGUI query page (vendored under kg/serve/static, so it works offline).
+
+Every query runs in a `QueryPool` worker process, off the event loop, under the time and
+size limits; the answer is sent only once complete, so a failure is always an error status.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import json
+import signal
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from kg.errors import (
+    ForbiddenError,
+    KgError,
+    NotFoundError,
+    ParameterError,
+    QuerySyntaxError,
+    QueryTimeoutError,
+    ResultTooLargeError,
+    UsageError,
+)
+from kg.export.rdfio import graph_text
+from kg.query.named import NamedQuery, bind, load_queries, prepare_local, with_values
+from kg.rdf.results import AskResult, GraphResult, SelectResult, Term
+from kg.rdf.sparql_scan import Shape, Target, host_allowed, scan
+from kg.rdf.store import convert, parse_to_ntriples
+from kg.rdf.terms import is_absolute_iri
+from kg.rdf.vocab import PREFIXES
+from kg.resources import static_dir
+from kg.serve import conneg, linked_data
+from kg.serve.pool import QueryJob, QueryPool, Source
+
+STATIC_DIR = static_dir()
+_FORMAT_PARAM = "format"
+_GRAPH_FORMAT_NAMES = {
+    conneg.TURTLE: "turtle",
+    conneg.NTRIPLES: "ntriples",
+    conneg.JSONLD: "jsonld",
+    conneg.RDFXML: "rdfxml",
+}
+#: Linked Data pages run no script and load nothing (the icon is an empty data: URL).
+_PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+_SD = "http://www.w3.org/ns/sparql-service-description#"
+_FORMATS = "http://www.w3.org/ns/formats/"
+_IRI_FORBIDDEN = frozenset('<>"{}|^`\\ \t\r\n')
+
+_STATUS: tuple[tuple[type[KgError], int], ...] = (
+    (QuerySyntaxError, 400),
+    (ParameterError, 400),
+    (UsageError, 400),
+    (ForbiddenError, 403),
+    (NotFoundError, 404),
+    (ResultTooLargeError, 422),
+    (QueryTimeoutError, 503),
+)
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """How `kg serve` runs. Sizes are in bytes, times in seconds."""
+
+    base_iri: str
+    timeout: float = 30.0
+    workers: int = 4
+    max_result_bytes: int = 64 * 1_048_576
+    max_body_bytes: int = 1_048_576
+    allow_update: bool = False
+    update_token: str | None = None
+    cors_origins: tuple[str, ...] = ()
+    allow_service: frozenset[str] = field(default_factory=frozenset)
+    refresh: float = 5.0
+    queries_dir: Path | None = None
+
+
+def status_for(exc: KgError) -> int:
+    for cls, status in _STATUS:
+        if isinstance(exc, cls):
+            return status
+    return 500
+
+
+def _error(status: int, message: str, headers: Mapping[str, str] | None = None) -> Response:
+    return PlainTextResponse(message.rstrip() + "\n", status_code=status, headers=headers)
+
+
+def _negotiated(body: str | bytes, media_type: str) -> Response:
+    return Response(body, media_type=conneg.content_type(media_type), headers={"Vary": "Accept"})
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+class Params:
+    """Request parameters with repeats kept (the protocol repeats default-graph-uri)."""
+
+    def __init__(self, pairs: list[tuple[str, str]]) -> None:
+        self.values: dict[str, list[str]] = {}
+        for key, value in pairs:
+            self.values.setdefault(key, []).append(value)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.values
+
+    def all(self, key: str) -> list[str]:
+        return self.values.get(key, [])
+
+    def one(self, key: str) -> str | None:
+        values = self.all(key)
+        if len(values) > 1:
+            raise UsageError(f"give the {key!r} parameter once, not {len(values)} times")
+        return values[0] if values else None
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The request body, refused with 413 as soon as it passes `limit` bytes."""
+    too_large = HTTPException(
+        413,
+        f"the request body is larger than this server's limit of {limit:,} bytes; "
+        "send a shorter query (or ask the operator to raise --max-body-kb)",
+    )
+    length = request.headers.get("content-length", "")
+    if length.isdigit() and int(length) > limit:
+        raise too_large
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise too_large
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _media_type(request: Request) -> str:
+    return request.headers.get("content-type", "").split(";")[0].strip().lower()
+
+
+def _decode(body: bytes, what: str) -> str:
+    try:
+        return body.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UsageError(f"the {what} is not UTF-8 text") from None
+
+
+def _form(body: bytes) -> list[tuple[str, str]]:
+    text = _decode(body, "form body")
+    try:
+        return parse_qsl(text, keep_blank_values=True, errors="strict")
+    except (ValueError, UnicodeDecodeError):
+        raise UsageError("the form body is not valid application/x-www-form-urlencoded") from None
+
+
+def _graph_iris(values: list[str], param: str) -> list[str]:
+    for value in values:
+        if not is_absolute_iri(value) or _IRI_FORBIDDEN & set(value):
+            raise UsageError(f"{param} {value[:80]!r} is not an absolute IRI")
+    return values
+
+
+class KgServer:
+    """The request handlers, sharing one pool and the loaded named queries."""
+
+    def __init__(self, source: Source, config: ServerConfig) -> None:
+        self.source = source
+        self.config = config
+        self.pool: QueryPool | None = None
+        self.queries: dict[str, NamedQuery] = {}
+        self.index_html = ""
+        #: Set by a runner (the CLI): called once the pool is up, or with the startup error.
+        self.on_ready: Callable[[KgServer], None] | None = None
+        self.on_failed_start: Callable[[KgError], None] | None = None
+
+    # -- life cycle ----------------------------------------------------------------------------
+    def load_queries(self) -> None:
+        try:
+            self.queries = load_queries(self.config.queries_dir)
+        except NotFoundError:
+            self.queries = {}
+        self.index_html = self._render_index()
+
+    def reload(self) -> None:
+        """SIGHUP: reopen store snapshots and reread the named queries."""
+        if self.pool is not None:
+            self.pool.refresh()
+        with contextlib.suppress(KgError):
+            self.load_queries()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(self, app: Starlette) -> AsyncIterator[None]:
+        pool = QueryPool(
+            self.source,
+            workers=self.config.workers,
+            timeout=self.config.timeout,
+            max_result_bytes=self.config.max_result_bytes,
+            allow_update=self.config.allow_update,
+            refresh=self.config.refresh,
+        )
+        try:
+            self.load_queries()
+            await pool.start()
+        except KgError as exc:
+            if self.on_failed_start is None:
+                raise
+            self.on_failed_start(exc)  # the runner stops the server and reports it once
+            yield
+            return
+        self.pool = pool
+        if self.on_ready is not None:
+            self.on_ready(self)
+        loop = asyncio.get_running_loop()
+        hangup = False
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(signal.SIGHUP, self.reload)
+            hangup = True
+        try:
+            yield
+        finally:
+            if hangup:
+                loop.remove_signal_handler(signal.SIGHUP)
+            self.pool = None
+            await pool.close()
+
+    @property
+    def running(self) -> QueryPool:
+        if self.pool is None:
+            raise KgError("the server is not started")
+        return self.pool
+
+    # -- helpers -------------------------------------------------------------------------------
+    def _check_targets(self, shape: Shape) -> None:
+        def refuse(target: Target, what: str) -> None:
+            where = target.host or "an endpoint the query computes"
+            raise ForbiddenError(
+                f"{what} to {where} is refused: this endpoint does not call other hosts "
+                "unless started with --allow-service HOST (or '*')"
+            )
+
+        allowed = self.config.allow_service
+        for target in shape.services:
+            if not host_allowed(target, allowed):
+                refuse(target, "a federated SERVICE call")
+        for target in shape.loads:
+            if not host_allowed(target, allowed):
+                refuse(target, "LOAD")
+
+    def _read_only(self) -> ForbiddenError:
+        if self.config.allow_update:
+            return ForbiddenError(
+                "SPARQL updates are not accepted at /sparql; POST them to /update with the "
+                "bearer token"
+            )
+        return ForbiddenError(
+            "this endpoint is read-only: SPARQL updates are refused (start kg serve with "
+            "--allow-update to accept them at /update)"
+        )
+
+    @staticmethod
+    def _types(request: Request, params: Params) -> tuple[str | None, str | None]:
+        """The results and graph media types the client takes (None: none acceptable)."""
+        formats = params.all(_FORMAT_PARAM)
+        accept = request.headers.get("accept")
+        return (
+            conneg.choose(formats, accept, conneg.RESULT_OFFERS),
+            conneg.choose(formats, accept, conneg.GRAPH_OFFERS),
+        )
+
+    async def _run_query(
+        self,
+        request: Request,
+        params: Params,
+        sparql: str,
+        *,
+        substitutions: Mapping[str, Term] | None = None,
+        default_graphs: list[str] | None = None,
+        named_graphs: list[str] | None = None,
+    ) -> Response:
+        shape = scan(sparql)
+        if shape.is_update:
+            raise self._read_only()
+        self._check_targets(shape)
+        results_type, graph_type = self._types(request, params)
+        wanted = graph_type if shape.is_graph_query else results_type
+        if shape.form is not None and wanted is None:
+            offers = conneg.GRAPH_OFFERS if shape.is_graph_query else conneg.RESULT_OFFERS
+            return _error(
+                406,
+                f"a {shape.form} result cannot be sent as {request.headers.get('accept')}; "
+                f"this endpoint offers {conneg.offered(offers)}",
+            )
+        # The protocol's dataset replaces the union default graph (FROM and FROM NAMED in
+        # the query do too: GraphStore.query sees to that).
+        union = default_graphs is None and named_graphs is None
+        answer = await self.running.serialize(
+            QueryJob(
+                sparql,
+                results_type=results_type or conneg.JSON,
+                graph_type=graph_type or conneg.TURTLE,
+                substitutions=substitutions,
+                union=union,
+                default_graphs=default_graphs,
+                named_graphs=named_graphs,
+                prefixes=PREFIXES,
+            )
+        )
+        return _negotiated(answer.body, answer.media_type)
+
+    # -- /sparql -------------------------------------------------------------------------------
+    async def sparql(self, request: Request) -> Response:
+        if request.method == "GET":
+            params = Params(list(request.query_params.multi_items()))
+            if "query" not in params and "update" not in params:
+                return self.service_description(request, params)
+        else:
+            media_type = _media_type(request)
+            body = await read_body(request, self.config.max_body_bytes)
+            url_pairs = list(request.query_params.multi_items())
+            if media_type == "application/x-www-form-urlencoded":
+                params = Params(url_pairs + _form(body))
+            elif media_type == "application/sparql-query":
+                if any(k in ("query", "update") for k, _ in url_pairs):
+                    raise UsageError("with application/sparql-query the query is the body alone")
+                params = Params([*url_pairs, ("query", _decode(body, "query"))])
+            elif media_type == "application/sparql-update":
+                raise self._read_only()
+            else:
+                return _error(
+                    415,
+                    f"POST a query as application/x-www-form-urlencoded (query=…) or as "
+                    f"application/sparql-query, not {media_type or 'without a Content-Type'}",
+                )
+        if "update" in params:
+            raise self._read_only()
+        sparql = params.one("query")
+        if sparql is None or not sparql.strip():
+            raise UsageError("the query parameter is empty; give a SPARQL query")
+        defaults, nameds = params.all("default-graph-uri"), params.all("named-graph-uri")
+        dataset = bool(defaults or nameds)
+        return await self._run_query(
+            request,
+            params,
+            sparql,
+            default_graphs=_graph_iris(defaults, "default-graph-uri") if dataset else None,
+            named_graphs=_graph_iris(nameds, "named-graph-uri") if dataset else None,
+        )
+
+    def service_description(self, request: Request, params: Params) -> Response:
+        accept = request.headers.get("accept")
+        media_type = conneg.choose(params.all(_FORMAT_PARAM), accept, conneg.PAGE_OFFERS)
+        if media_type == conneg.HTML:
+            return RedirectResponse("/", status_code=303)
+        if media_type is None:
+            return _error(
+                406, f"the service description is offered as {conneg.offered(conneg.GRAPH_OFFERS)}"
+            )
+        endpoint = str(request.url.replace(query="", fragment=""))
+        languages = ["sd:SPARQL11Query"] + (
+            ["sd:SPARQL11Update"] if self.config.allow_update else []
+        )
+        features = ["sd:UnionDefaultGraph"]
+        if self.config.allow_service:
+            features.append("sd:BasicFederatedQuery")
+        turtle = f"""
+@prefix sd: <{_SD}> .
+@prefix fmt: <{_FORMATS}> .
+@prefix dcterms: <http://purl.org/dc/terms/> .
+<{endpoint}> a sd:Service ;
+  dcterms:title "kg SPARQL endpoint" ;
+  sd:endpoint <{endpoint}> ;
+  sd:supportedLanguage {", ".join(languages)} ;
+  sd:feature {", ".join(features)} ;
+  sd:resultFormat fmt:SPARQL_Results_JSON, fmt:SPARQL_Results_XML, fmt:SPARQL_Results_CSV,
+    fmt:SPARQL_Results_TSV, fmt:Turtle, fmt:N-Triples, fmt:JSON-LD, fmt:RDF_XML ;
+  sd:defaultEntailmentRegime <http://www.w3.org/ns/entailment/Simple> ;
+  sd:defaultDataset [ a sd:Dataset ; sd:defaultGraph [ a sd:Graph ] ] .
+"""
+        ntriples = parse_to_ntriples(turtle.encode(), "turtle")
+        fmt = _GRAPH_FORMAT_NAMES[media_type]
+        if fmt in ("turtle", "rdfxml"):
+            body: str | bytes = convert(ntriples, fmt, {**PREFIXES, "sd": _SD, "fmt": _FORMATS})
+        else:
+            body = graph_text(ntriples, fmt)
+        return Response(
+            body, media_type=conneg.content_type(media_type), headers={"Vary": "Accept"}
+        )
+
+    # -- /update -------------------------------------------------------------------------------
+    def _authorise(self, request: Request) -> None:
+        token = self.config.update_token or ""
+        given = request.headers.get("authorization", "")
+        scheme, _, credential = given.partition(" ")
+        if (
+            not token
+            or scheme.lower() != "bearer"
+            or not hmac.compare_digest(credential.strip().encode(), token.encode())
+        ):
+            raise HTTPException(
+                401,
+                "updates need the server's token: send the header 'Authorization: Bearer TOKEN'",
+                headers={"WWW-Authenticate": 'Bearer realm="kg"'},
+            )
+
+    async def update(self, request: Request) -> Response:
+        if not self.config.allow_update:
+            raise self._read_only()
+        self._authorise(request)
+        media_type = _media_type(request)
+        body = await read_body(request, self.config.max_body_bytes)
+        if media_type == "application/sparql-update":
+            params = Params(
+                [*request.query_params.multi_items(), ("update", _decode(body, "update"))]
+            )
+        elif media_type == "application/x-www-form-urlencoded":
+            params = Params(_form(body))
+        else:
+            return _error(
+                415,
+                "POST an update as application/sparql-update or as a form (update=…), not "
+                f"{media_type or 'without a Content-Type'}",
+            )
+        if "using-graph-uri" in params or "using-named-graph-uri" in params:
+            raise UsageError("using-graph-uri is not supported here; write USING in the update")
+        text = params.one("update")
+        if text is None or not text.strip():
+            raise UsageError("the update parameter is empty; give a SPARQL update")
+        shape = scan(text)
+        if shape.form is not None:
+            raise UsageError(f"this is a {shape.form} query, not an update: send it to /sparql")
+        self._check_targets(shape)
+        await self.running.update(text)
+        return Response(status_code=204)
+
+    # -- named queries -------------------------------------------------------------------------
+    async def query_list(self, request: Request) -> Response:
+        items = [
+            {**q.as_json(), "url": f"/queries/{q.name}", "sparql": q.sparql}
+            for q in self.queries.values()
+        ]
+        return JSONResponse(items)
+
+    async def named_query(self, request: Request) -> Response:
+        name = request.path_params["name"]
+        named = self.queries.get(name)
+        if named is None:
+            raise NotFoundError(f"no query named {name!r}; GET /queries lists them")
+        params = Params(list(request.query_params.multi_items()))
+        values: dict[str, str] = {}
+        for key, given in params.values.items():
+            if key == _FORMAT_PARAM and named.param(key) is None:
+                continue
+            if len(given) > 1:
+                raise ParameterError(f"parameter {key!r} is given {len(given)} times")
+            values[key] = given[0]
+        bindings = bind(named, values, self.config.base_iri)
+        prepared = prepare_local(named.sparql, bindings)
+        if named.param(_FORMAT_PARAM) is not None:
+            params.values.pop(_FORMAT_PARAM, None)
+        return await self._run_query(
+            request, params, prepared.sparql, substitutions=prepared.substitutions or None
+        )
+
+    # -- Linked Data ---------------------------------------------------------------------------
+    async def entity(self, request: Request) -> Response:
+        raw_path = request.scope.get("raw_path") or request.url.path.encode()
+        iri = linked_data.iri_for_path(raw_path.decode("latin-1"), self.config.base_iri)
+        if iri is None:
+            raise NotFoundError(f"{request.url.path} names nothing here")
+        params = Params(list(request.query_params.multi_items()))
+        accept = request.headers.get("accept")
+        media_type = conneg.choose(params.all(_FORMAT_PARAM), accept, conneg.PAGE_OFFERS)
+        if media_type is None:
+            return _error(406, f"an entity is offered as {conneg.offered(conneg.PAGE_OFFERS)}")
+        pool = self.running
+        graph = await pool.result(linked_data.is_graph_query(iri))
+        is_graph = isinstance(graph, AskResult) and graph.value
+        html = media_type == conneg.HTML
+        if is_graph and not html:
+            contents = await pool.result(linked_data.graph_contents_query(iri))
+            assert isinstance(contents, GraphResult)
+            ntriples = "".join(sorted(contents.ntriples.splitlines(keepends=True)))
+        else:
+            if is_graph:
+                outgoing = await pool.result(linked_data.graph_rows_query(iri))
+                incoming: Any = SelectResult(["s", "p"], [])
+            else:
+                outgoing = await pool.result(linked_data.outgoing_query(iri))
+                cap = linked_data.INCOMING_HTML_LIMIT if html else linked_data.INCOMING_RDF_LIMIT
+                incoming = await pool.result(
+                    linked_data.incoming_query(iri, labels=html, limit=cap + 1)
+                )
+            assert isinstance(outgoing, SelectResult) and isinstance(incoming, SelectResult)
+            cap = linked_data.INCOMING_HTML_LIMIT if html else linked_data.INCOMING_RDF_LIMIT
+            desc = linked_data.describe(iri, outgoing, incoming, cap + 1)
+            if desc.empty:
+                raise NotFoundError(f"the graph holds nothing about {iri}")
+            if html:
+                page = linked_data.render_html(desc, self.config.base_iri, is_graph=is_graph)
+                return Response(
+                    page,
+                    media_type="text/html; charset=utf-8",
+                    headers={
+                        "Vary": "Accept",
+                        "Content-Security-Policy": _PAGE_CSP,
+                        "X-Content-Type-Options": "nosniff",
+                    },
+                )
+            ntriples = desc.ntriples()
+        body = graph_text(ntriples, _GRAPH_FORMAT_NAMES[media_type])
+        return Response(
+            body, media_type=conneg.content_type(media_type), headers={"Vary": "Accept"}
+        )
+
+    # -- the page ------------------------------------------------------------------------------
+    def _render_index(self) -> str:
+        template = (STATIC_DIR / "index.html").read_text(encoding="utf-8")
+        examples = []
+        for q in self.queries.values():
+            try:
+                bound = bind(q, {p.name: p.example for p in q.params}, self.config.base_iri)
+                text = with_values(q.sparql, bound)
+            except KgError:
+                text = q.sparql
+            examples.append({"name": q.name, "summary": q.summary, "query": text.strip() + "\n"})
+        data = json.dumps({"examples": examples, "prefixes": PREFIXES}, ensure_ascii=True)
+        # Inside <script type="application/json"> only "</" could end the block early.
+        data = data.replace("</", "<\\/").replace("<!--", "<\\!--")
+        return template.replace("{{EXAMPLES_JSON}}", data)
+
+    async def index(self, request: Request) -> Response:
+        return Response(
+            self.index_html,
+            media_type="text/html; charset=utf-8",
+            headers={"X-Content-Type-Options": "nosniff"},
+        )
+
+    async def health(self, request: Request) -> Response:
+        pid = await self.running.ping()
+        stats = self.running.stats
+        return JSONResponse(
+            {
+                "status": "ok",
+                "worker": pid,
+                "workers": self.running.size,
+                "workers_running": len(stats.worker_pids),
+                "generation": self.running.generation,
+                "completed": stats.completed,
+                "timeouts": stats.timeouts,
+                "replaced": stats.replaced,
+            }
+        )
+
+
+async def _kg_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, KgError)
+    message = _one_line(str(exc))
+    if isinstance(exc, QuerySyntaxError):
+        message = f"the SPARQL does not parse: {message}"
+    return _error(status_for(exc), message)
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    return _error(exc.status_code, str(exc.detail), exc.headers)
+
+
+def create_app(source: Source, config: ServerConfig) -> Starlette:
+    """The ASGI application serving `source` (use it with uvicorn, or in tests)."""
+    if config.allow_update and not config.update_token:
+        raise UsageError("--allow-update needs a bearer token (--update-token or KG_UPDATE_TOKEN)")
+    server = KgServer(source, config)
+    routes = [
+        Route("/", server.index, methods=["GET"]),
+        Route("/sparql", server.sparql, methods=["GET", "POST"]),
+        Route("/update", server.update, methods=["POST"]),
+        Route("/queries", server.query_list, methods=["GET"]),
+        Route("/queries/{name}", server.named_query, methods=["GET"]),
+        Route("/health", server.health, methods=["GET"]),
+        Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static"),
+        *(
+            Route(f"/{kind}/{{rest:path}}", server.entity, methods=["GET"])
+            for kind in linked_data.KINDS
+        ),
+    ]
+    middleware = []
+    if config.cors_origins:
+        middleware.append(
+            Middleware(
+                CORSMiddleware,
+                allow_origins=list(config.cors_origins),
+                allow_methods=["GET", "POST", "OPTIONS"],
+                allow_headers=["Accept", "Content-Type", "Authorization"],
+                max_age=600,
+            )
+        )
+    app = Starlette(
+        routes=routes,
+        middleware=middleware,
+        exception_handlers={KgError: _kg_error, HTTPException: _http_error},
+        lifespan=server.lifespan,
+    )
+    app.state.server = server
+    return app
