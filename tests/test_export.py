@@ -23,10 +23,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kg.errors import KgError, NotFoundError, StoreError, UsageError
-from kg.export.exporter import FORMATS, construct, export, export_file, subset_query
+from kg.export.exporter import construct, export, export_file, subset_query
 from kg.export.jsonld import Compactor, context
 from kg.ingest.identity import Iris
 from kg.ingest.ingestor import ingest
+from kg.rdf.formats import WRITABLE_RDF as FORMATS
 from kg.rdf.results import AskResult, GraphResult
 from kg.rdf.store import JOURNAL_GRAPH, GraphStore
 from kg.testing.records import records as synth_records

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from kg.export.exporter import FORMATS, export
+from kg.export.exporter import export
+from kg.rdf.formats import WRITABLE_RDF as FORMATS
 from kg.rdf.store import GraphStore, parse_to_ntriples
 from tests.conftest import BASE, KG, ROOT, run
 

@@ -13,7 +13,6 @@ import typer
 from kg.cli.app import command, err, out, state
 from kg.errors import UsageError
 from kg.export.exporter import (
-    FORMATS,
     ExportReport,
     check_destination,
     construct,
@@ -26,12 +25,13 @@ from kg.export.exporter import (
     subset_query,
 )
 from kg.query.named import parse_assignments
+from kg.rdf.formats import WRITABLE_RDF
 from kg.rdf.store import GraphStore, iri_error
 from kg.resources import exports_dir
 
 
 def _summary(report: ExportReport, where: str) -> str:
-    unit = "quads" if FORMATS[report.format].dataset else "triples"
+    unit = "quads" if WRITABLE_RDF[report.format].dataset else "triples"
     size = f" ({report.bytes / 1e6:,.1f} MB)" if report.bytes else ""
     return (
         f"wrote {report.statements:,} {unit} from {report.graphs:,} graph(s) as "
@@ -43,7 +43,7 @@ def _summary(report: ExportReport, where: str) -> str:
 def export_command(
     fmt: Annotated[
         str,
-        typer.Option("--format", "-f", help=f"One of: {', '.join(FORMATS)}."),
+        typer.Option("--format", "-f", help=f"One of: {', '.join(WRITABLE_RDF)}."),
     ] = "turtle",
     graph: Annotated[
         str | None,

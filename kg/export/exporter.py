@@ -40,6 +40,7 @@ from typing import IO, Any, cast
 from kg.errors import NotFoundError, ParameterError, StoreError, UsageError
 from kg.export.jsonld import JsonLdWriter
 from kg.export.turtle import TurtleWriter
+from kg.rdf.formats import Format, rdf_format
 from kg.rdf.results import GraphResult, Term
 from kg.rdf.store import (
     JOURNAL_GRAPH,
@@ -57,44 +58,9 @@ DEFAULT_SORT_BUDGET = 64 * 1024 * 1024
 _BATCH_LINES = 20_000
 
 
-@dataclass(frozen=True)
-class ExportFormat:
-    name: str
-    extension: str
-    media_type: str
-    dataset: bool  # holds named graphs
-
-
-FORMATS: dict[str, ExportFormat] = {
-    f.name: f
-    for f in (
-        ExportFormat("turtle", "ttl", "text/turtle", False),
-        ExportFormat("ntriples", "nt", "application/n-triples", False),
-        ExportFormat("nquads", "nq", "application/n-quads", True),
-        ExportFormat("trig", "trig", "application/trig", True),
-        ExportFormat("rdfxml", "rdf", "application/rdf+xml", False),
-        ExportFormat("jsonld", "jsonld", "application/ld+json", False),
-    )
-}
-_ALIASES = {
-    "ttl": "turtle",
-    "nt": "ntriples",
-    "n-triples": "ntriples",
-    "nq": "nquads",
-    "n-quads": "nquads",
-    "rdf": "rdfxml",
-    "xml": "rdfxml",
-    "rdf/xml": "rdfxml",
-    "json-ld": "jsonld",
-}
-
-
-def export_format(name: str) -> ExportFormat:
-    key = name.lower().strip()
-    fmt = FORMATS.get(_ALIASES.get(key, key))
-    if fmt is None:
-        raise UsageError(f"unknown export format {name!r}; use one of: {', '.join(FORMATS)}")
-    return fmt
+def export_format(name: str) -> Format:
+    """An export format by name, alias, extension or media type."""
+    return rdf_format(name, writable=True)
 
 
 @dataclass

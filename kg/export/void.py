@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kg.query.stats import compute
+from kg.rdf.formats import Format, by_extension
 from kg.rdf.results import SelectResult
 from kg.rdf.store import GraphStore, convert
 from kg.rdf.terms import integer, literal, segment, typed
@@ -26,16 +27,6 @@ DESCRIPTION = (
     "Papers, authors, tasks, methods, datasets, code repositories and harvested code samples "
     "from the Papers with Code archive, as RDF."
 )
-#: W3C format IRIs (void:feature) by export file extension.
-FORMAT_FEATURES = {
-    "nt": "http://www.w3.org/ns/formats/N-Triples",
-    "nq": "http://www.w3.org/ns/formats/N-Quads",
-    "ttl": "http://www.w3.org/ns/formats/Turtle",
-    "trig": "http://www.w3.org/ns/formats/TriG",
-    "rdf": "http://www.w3.org/ns/formats/RDF_XML",
-    "jsonld": "http://www.w3.org/ns/formats/JSON-LD",
-}
-
 _PROPERTIES = """
 SELECT ?p (COUNT(*) AS ?n) WHERE { SELECT DISTINCT ?s ?p ?o WHERE { ?s ?p ?o } }
 GROUP BY ?p ORDER BY ?p
@@ -93,9 +84,9 @@ class VoidDescription:
         lines += [f"{d} <{DCTERMS_NS}license> {iri(lic)}" for lic in self.licenses]
         for url in self.dumps:
             lines.append(f"{d} <{void}dataDump> {iri(url)}")
-            feature = FORMAT_FEATURES.get(_extension(url))
-            if feature:
-                lines.append(f"{d} <{void}feature> {iri(feature)}")
+            fmt = _dump_format(url)
+            if fmt is not None:
+                lines.append(f"{d} <{void}feature> {iri(fmt.w3c)}")
         for cls, n in self.classes.items():
             part = iri(f"{self.dataset}/class/{segment(_short(cls))}")
             lines += [
@@ -133,9 +124,11 @@ def _expand(short: str) -> str:
     return short
 
 
-def _extension(url: str) -> str:
+def _dump_format(url: str) -> Format | None:
+    """The export format of a dump file, by its extension (before any `.gz`)."""
     name = url.rsplit("/", 1)[-1].removesuffix(".gz")
-    return name.rsplit(".", 1)[-1] if "." in name else ""
+    fmt = by_extension(name.rsplit(".", 1)[-1]) if "." in name else None
+    return fmt if fmt is not None and fmt.writable else None
 
 
 def namespace(value: str) -> str:
@@ -165,7 +158,7 @@ def dump_files(directory: Path) -> list[Path]:
     return sorted(
         p
         for p in directory.iterdir()
-        if p.is_file() and _extension(p.name) in FORMAT_FEATURES and p.name.split(".", 1)[0] == "kg"
+        if p.is_file() and _dump_format(p.name) is not None and p.name.split(".", 1)[0] == "kg"
     )
 
 

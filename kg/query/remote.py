@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 
 from kg.errors import EndpointError, KgError, QueryTimeoutError, UsageError
+from kg.rdf.formats import find_rdf_format, results_format
 from kg.rdf.results import AskResult, GraphResult, QueryResult, Row, SelectResult, Term
 from kg.rdf.store import parse_to_ntriples
 
@@ -25,14 +26,7 @@ ACCEPT = (
     "application/sparql-results+json, application/n-triples;q=0.9, text/turtle;q=0.8, "
     "application/rdf+xml;q=0.5"
 )
-_RDF_MEDIA_TYPES = {
-    "application/n-triples": "ntriples",
-    "text/plain": "ntriples",  # N-Triples from servers that predate its media type
-    "text/turtle": "turtle",
-    "application/x-turtle": "turtle",
-    "application/rdf+xml": "rdfxml",
-}
-_JSON_MEDIA_TYPES = ("application/sparql-results+json", "application/json")
+_JSON_MEDIA_TYPES = (results_format("json").media_type, *results_format("json").media_aliases)
 _TAGS = re.compile(r"<[^>]+>")
 _MESSAGE_CHARS = 300
 
@@ -106,8 +100,9 @@ class Endpoint:
         media_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
         if media_type in _JSON_MEDIA_TYPES:
             return parse_sparql_json(response.content, self.url)
-        fmt = _RDF_MEDIA_TYPES.get(media_type)
-        if fmt is not None:
+        rdf = find_rdf_format(media_type) if media_type else None
+        if rdf is not None:
+            fmt = rdf.name
             try:
                 return GraphResult(parse_to_ntriples(response.content, fmt))
             except KgError as exc:

@@ -1,0 +1,61 @@
+"""The one format registry (kg.rdf.formats): every reader of formats agrees with it."""
+
+from __future__ import annotations
+
+import pyoxigraph as ox
+import pytest
+
+from kg.errors import UsageError
+from kg.rdf import formats
+from kg.rdf.store import rdf_format as oxigraph_format
+from kg.serve import conneg
+
+
+@pytest.mark.parametrize("fmt", formats.RDF_FORMATS, ids=lambda f: f.name)
+def test_every_rdf_format_is_one_oxigraph_knows(fmt: formats.Format) -> None:
+    native = oxigraph_format(fmt.name)
+    assert native.media_type == fmt.media_type
+    assert native.file_extension == fmt.extension
+    assert native.supports_datasets or not fmt.dataset  # kg writes JSON-LD as one graph
+    assert fmt.w3c.startswith(formats.W3C_FORMATS)
+
+
+@pytest.mark.parametrize("fmt", formats.RESULTS_FORMATS, ids=lambda f: f.name)
+def test_every_results_format_is_one_oxigraph_knows(fmt: formats.Format) -> None:
+    native = ox.QueryResultsFormat.from_media_type(fmt.media_type)
+    assert native is not None and native.file_extension == fmt.extension
+
+
+def test_each_name_alias_extension_and_media_type_finds_its_format() -> None:
+    for fmt in formats.RDF_FORMATS:
+        for key in fmt.names():
+            found = formats.find_rdf_format(key.upper())
+            assert found is not None
+            # a key two formats share (application/json) belongs to the earlier one
+            assert found == fmt or key in found.names()
+    assert formats.rdf_format("text/turtle; charset=utf-8").name == "turtle"
+    assert formats.rdf_format(".nq").name == "nquads"
+    assert formats.results_format("xml").name == "xml"
+    assert formats.rdf_format("xml").name == "rdfxml"
+
+
+def test_unknown_and_read_only_formats_are_usage_errors_listing_the_choices() -> None:
+    with pytest.raises(UsageError, match="unknown RDF format 'yaml'; use one of: turtle"):
+        formats.rdf_format("yaml")
+    with pytest.raises(UsageError, match="unknown export format 'n3'; use one of: turtle"):
+        formats.rdf_format("n3", writable=True)
+    with pytest.raises(UsageError, match="unknown results format 'docx'"):
+        formats.results_format("docx")
+
+
+def test_content_negotiation_offers_come_from_the_registry() -> None:
+    assert [o.media_type for o in conneg.RESULT_OFFERS] == [
+        f.media_type for f in formats.RESULTS_FORMATS
+    ]
+    assert conneg.by_format_name("ttl", conneg.GRAPH_OFFERS) == "text/turtle"
+    assert conneg.by_format_name("json", conneg.GRAPH_OFFERS) == "application/ld+json"
+    assert conneg.by_format_name("json", conneg.RESULT_OFFERS) == conneg.JSON
+    assert conneg.by_format_name("srx", conneg.RESULT_OFFERS) == conneg.XML
+    assert conneg.by_format_name("rdf+xml", conneg.GRAPH_OFFERS) == "application/rdf+xml"
+    assert conneg.by_format_name("html", conneg.PAGE_OFFERS) == conneg.HTML
+    assert conneg.by_format_name("docx", conneg.RESULT_OFFERS) is None
