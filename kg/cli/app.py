@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.markup import escape
 
 from kg.config import DEFAULT_BASE_IRI, DEFAULT_STORE
@@ -103,6 +103,14 @@ def command(*args: Any, **kwargs: Any) -> Callable[[F], F]:
     return register
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from kg import __version__
+
+        out.print(f"kg {__version__}", highlight=False)
+        raise typer.Exit(0)
+
+
 @app.callback()
 def global_options(
     ctx: typer.Context,
@@ -119,6 +127,12 @@ def global_options(
         str,
         typer.Option("--base-iri", envvar="KG_BASE_IRI", help="The base of every instance IRI."),
     ] = DEFAULT_BASE_IRI,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print kg's version."
+        ),
+    ] = False,
 ) -> None:
     """kg: build, query, project, export and serve the graph."""
     state.close()
@@ -130,3 +144,12 @@ def global_options(
 
 def main() -> None:
     app()
+
+
+def emit(rendered: str | RenderableType) -> None:
+    """Print a result: text as it is (with a final newline), a rich renderable on the console."""
+    if isinstance(rendered, str):
+        sys.stdout.write(rendered if rendered.endswith("\n") else rendered + "\n")
+        sys.stdout.flush()
+    else:
+        out.print(rendered)

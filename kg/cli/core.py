@@ -10,8 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
-from kg.cli.app import EndpointTimeout, EndpointUrl, ResultFormat, command, err, out, state
-from kg.cli.output import emit, render
+from kg.cli.app import EndpointTimeout, EndpointUrl, ResultFormat, command, emit, err, out, state
 from kg.errors import RecordError, UsageError
 
 if TYPE_CHECKING:
@@ -180,6 +179,8 @@ def sparql(
         result = Endpoint(endpoint, timeout=timeout).query(text)
     else:
         result = state.store().query(text)
+    from kg.cli.output import render
+
     emit(render(result, fmt, base_iri=state.base_iri))
 
 

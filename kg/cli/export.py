@@ -6,28 +6,20 @@ import json
 import re
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from kg.cli.app import command, err, out, state
 from kg.errors import UsageError
-from kg.export.exporter import (
-    ExportReport,
-    check_destination,
-    construct,
-    default_path,
-    export,
-    export_file,
-    export_format,
-    output_stream,
-    resolve_graph,
-    subset_query,
-)
-from kg.query.named import parse_assignments
 from kg.rdf.formats import WRITABLE_RDF
-from kg.rdf.store import GraphStore, iri_error
 from kg.resources import exports_dir
+
+if TYPE_CHECKING:
+    from kg.export.exporter import ExportReport
+    from kg.rdf.store import GraphStore
+
+# The commands import the exporter and the store when they run: `kg --help` stays quick.
 
 
 def _summary(report: ExportReport, where: str) -> str:
@@ -89,6 +81,19 @@ def export_command(
     N-Quads and TriG keep the named graphs; the others hold their union, each triple once.
     JSON-LD is compacted against ontology/context.jsonld, one object per entity.
     """
+    from kg.export.exporter import (
+        check_destination,
+        construct,
+        default_path,
+        export,
+        export_file,
+        export_format,
+        output_stream,
+        resolve_graph,
+        subset_query,
+    )
+    from kg.query.named import parse_assignments
+
     spec = export_format(fmt)
     if graph is not None and query is not None:
         raise UsageError("--graph and --query do not combine: a query already picks its triples")
@@ -170,7 +175,9 @@ def void_command(
 ) -> None:
     """Describe the dataset in VoID: triples, entities per class, properties, vocabularies,
     example resources, dump locations and licence. Its counts match kg stats."""
+    from kg.export.exporter import check_destination, export_format
     from kg.export.void import describe, dump_files, dump_urls
+    from kg.rdf.store import iri_error
 
     spec = export_format(fmt)
     if spec.dataset:

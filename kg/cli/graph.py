@@ -8,8 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from kg.cli.app import command, err, state
-from kg.cli.output import emit
+from kg.cli.app import command, emit, err, state
 from kg.errors import UsageError
 from kg.graph.relations import (
     BY_CHOICES,

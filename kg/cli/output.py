@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 from rich.table import Table
 from rich.text import Text
 
@@ -63,13 +61,3 @@ def as_table(result: SelectResult, base_iri: str = "") -> Table:
         table.add_row(*(Text(cell) for cell in row))  # data, not markup: "[/red]" is text
     table.caption = f"{len(result.rows)} row{'s' if len(result.rows) != 1 else ''}"
     return table
-
-
-def emit(rendered: str | Table) -> None:
-    from kg.cli.app import out
-
-    if isinstance(rendered, Table):
-        out.print(rendered)
-    else:
-        sys.stdout.write(rendered if rendered.endswith("\n") else rendered + "\n")
-        sys.stdout.flush()

@@ -1,0 +1,197 @@
+"""kg's walls: subpackages by responsibility, imports pointing downward, a CLI that starts light.
+
+The layers, top to bottom (docs/architecture.md):
+
+    cli -> serve -> export, graph -> query -> ingest -> rdf -> foundation (errors, config, resources)
+
+A module may import its own subpackage and any lower layer, never a higher one or a sibling
+on the same rank; `testing` (the generators) stands beside them and imports only `rdf` and
+the foundation. Every import counts, including those inside functions, so a lazy import
+cannot hide an upward arrow.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+KG = ROOT / "kg"
+
+RANK = {
+    "foundation": 0,
+    "rdf": 1,
+    "ingest": 2,
+    "query": 3,
+    "search": 3,
+    "export": 4,
+    "graph": 4,
+    "serve": 5,
+    "cli": 6,
+}
+FOUNDATION = {"errors", "config", "resources", "__init__", "__main__"}
+
+
+def _layer(module: str) -> str:
+    """The layer of a dotted kg module name (`kg.rdf.store` -> `rdf`)."""
+    parts = module.split(".")
+    if module == "kg.__main__":  # `python -m kg` is the CLI
+        return "cli"
+    if len(parts) == 1 or not (KG / parts[1]).is_dir():  # kg, kg.errors, kg.__version__
+        return "foundation"
+    return parts[1]
+
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(ROOT).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _imports(path: Path) -> list[tuple[int, str]]:
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names if a.name.split(".")[0] == "kg"]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module.split(".")[0] == "kg":
+                if node.module == "kg":
+                    found += [(node.lineno, f"kg.{a.name}") for a in node.names]
+                else:
+                    found.append((node.lineno, node.module))
+    return found
+
+
+def _modules() -> list[Path]:
+    return sorted(p for p in KG.rglob("*.py") if "static" not in p.parts)
+
+
+def test_every_module_lives_in_a_subpackage() -> None:
+    flat = [p.name for p in KG.glob("*.py") if p.stem not in FOUNDATION]
+    assert not flat, f"put these in a subpackage by responsibility: {flat}"
+    for package in (p for p in KG.iterdir() if p.is_dir() and p.name != "__pycache__"):
+        assert package.name in RANK or package.name == "testing", package
+        assert (package / "__init__.py").is_file(), f"{package} needs an __init__.py"
+
+
+def test_imports_point_downward_only() -> None:
+    upward = []
+    for path in _modules():
+        here = _layer(_module_name(path))
+        for line, target in _imports(path):
+            there = _layer(target)
+            if here == there:
+                continue
+            if here == "testing":
+                ok = RANK.get(there, 99) <= RANK["rdf"]
+            elif there == "testing":
+                ok = False  # the generators are for tests and benchmarks, not the library
+            else:
+                ok = RANK[there] < RANK[here]
+            if not ok:
+                upward.append(f"{path.relative_to(ROOT)}:{line} ({here}) imports {target} ({there})")
+    assert not upward, "imports must point down the layers:\n" + "\n".join(upward)
+
+
+def test_no_import_circles_between_modules() -> None:
+    names = {_module_name(p): p for p in _modules()}
+    graph: dict[str, set[str]] = {}
+    for name, path in names.items():
+        targets = set()
+        for _, target in _imports(path):
+            while target and target not in names:
+                target = target.rpartition(".")[0]
+            if target and target != name and target != "kg":
+                targets.add(target)
+        graph[name] = targets
+    # Tarjan's strongly connected components: any with two or more modules is a circle.
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    circles: list[list[str]] = []
+    counter = [0]
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                circles.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    assert not circles, f"import circles: {circles}"
+
+
+def test_only_the_store_imports_pyoxigraph() -> None:
+    users = []
+    for path in _modules():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+            if any(n.split(".")[0] == "pyoxigraph" for n in names):
+                users.append(str(path.relative_to(ROOT)))
+    assert sorted(set(users)) == ["kg/rdf/store.py"]
+
+
+def test_the_wheel_lists_every_subpackage() -> None:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    listed = set(config["tool"]["setuptools"]["packages"])
+    found = {
+        _module_name(p.parent) for p in KG.rglob("__init__.py") if "static" not in p.parts
+    }
+    assert found <= listed, f"add to [tool.setuptools] packages: {sorted(found - listed)}"
+    assert {"kg.ontology", "kg.queries"} <= listed
+
+
+HEAVY = ("networkx", "scipy", "numpy", "rdflib", "pyshacl", "starlette", "uvicorn", "httpx")
+
+
+@pytest.mark.parametrize(
+    "argv", [["--help"], ["query", "--list"], ["--memory", "stats"], ["--version"]]
+)
+def test_the_cli_starts_without_the_heavy_libraries(argv: list[str]) -> None:
+    probe = (
+        "import sys\n"
+        "from kg.cli import app\n"
+        "try:\n"
+        f"    app({argv!r}, standalone_mode=False)\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        f"print('heavy:', ','.join(sorted(m for m in {HEAVY!r} if m in sys.modules)))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, cwd=ROOT
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "heavy: ", f"{argv} imported {done.stdout}"
