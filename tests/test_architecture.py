@@ -60,12 +60,12 @@ def _imports(path: Path) -> list[tuple[int, str]]:
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             found += [(node.lineno, a.name) for a in node.names if a.name.split(".")[0] == "kg"]
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            if node.module.split(".")[0] == "kg":
-                if node.module == "kg":
-                    found += [(node.lineno, f"kg.{a.name}") for a in node.names]
-                else:
-                    found.append((node.lineno, node.module))
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            module = node.module or ""
+            if module == "kg":
+                found += [(node.lineno, f"kg.{a.name}") for a in node.names]
+            elif module.startswith("kg."):
+                found.append((node.lineno, module))
     return found
 
 
