@@ -17,7 +17,7 @@ from kg.rdf.formats import Format, by_extension
 from kg.rdf.results import SelectResult
 from kg.rdf.store import GraphStore, convert
 from kg.rdf.terms import integer, literal, segment, typed
-from kg.rdf.vocab import DCTERMS_NS, KG_NS, PREFIXES, RDF_NS, VOID_NS, XSD, iri
+from kg.rdf.vocab import DCTERMS_NS, KG_NS, PREFIXES, RDF_NS, VOID_NS, XSD, expand, iri, shorten
 
 VOID_PREFIXES = {**PREFIXES, "void": VOID_NS}
 #: The Papers-with-Code archive's licence, used when the records name none.
@@ -88,14 +88,14 @@ class VoidDescription:
             if fmt is not None:
                 lines.append(f"{d} <{void}feature> {iri(fmt.w3c)}")
         for cls, n in self.classes.items():
-            part = iri(f"{self.dataset}/class/{segment(_short(cls))}")
+            part = iri(f"{self.dataset}/class/{segment(shorten(cls, VOID_PREFIXES) or cls)}")
             lines += [
                 f"{d} <{void}classPartition> {part}",
                 f"{part} <{void}class> {iri(cls)}",
                 f"{part} <{void}entities> {integer(n)}",
             ]
         for prop, n in self.properties.items():
-            part = iri(f"{self.dataset}/property/{segment(_short(prop))}")
+            part = iri(f"{self.dataset}/property/{segment(shorten(prop, VOID_PREFIXES) or prop)}")
             lines += [
                 f"{d} <{void}propertyPartition> {part}",
                 f"{part} <{void}property> {iri(prop)}",
@@ -108,20 +108,6 @@ class VoidDescription:
         if fmt in ("ntriples", "nt"):
             return text.encode("utf-8")
         return convert(text, fmt, VOID_PREFIXES)
-
-
-def _short(value: str) -> str:
-    for prefix, ns in VOID_PREFIXES.items():
-        if value.startswith(ns) and len(value) > len(ns):
-            return f"{prefix}:{value[len(ns) :]}"
-    return value
-
-
-def _expand(short: str) -> str:
-    prefix, sep, local = short.partition(":")
-    if sep and prefix in PREFIXES and not local.startswith("//"):
-        return PREFIXES[prefix] + local
-    return short
 
 
 def _dump_format(url: str) -> Format | None:
@@ -182,7 +168,7 @@ def describe(
         for row in _select(store, _PROPERTIES).rows
         if row[0] is not None and row[1] is not None
     }
-    classes = {_expand(name): n for name, n in sorted(stats.classes.items())}
+    classes = {expand(name): n for name, n in sorted(stats.classes.items())}
     vocabularies = sorted({namespace(i) for i in (*properties, *classes)})
     examples = [row[0].value for row in _select(store, _EXAMPLES).rows if row[0] is not None]
     licenses = [row[0].value for row in _select(store, _LICENSES).rows if row[0] is not None]

@@ -422,12 +422,8 @@ def parse_assignments(items: Iterable[str]) -> dict[str, str]:
 
 
 def sparql_term(term: Term) -> str:
-    """A term in SPARQL syntax, safe to place in a VALUES block.
-
-    Besides the usual escapes, a `u`/`U` right after an escaped backslash is written as a
-    codepoint escape: SPARQL processes `\\uXXXX` before parsing, and some servers do so
-    without regard to a preceding backslash, which would let `\\u0022` close the string.
-    """
+    """A term in SPARQL syntax, safe to place in a VALUES block: its IRIs, language tag and
+    datatype are checked, and its string escaped by kg.rdf.terms.escape_string."""
     if term.kind == "uri":
         return _iri_term(term.value, "IRI").n3()
     if term.kind != "literal":
@@ -436,29 +432,7 @@ def sparql_term(term: Term) -> str:
         raise ParameterError(f"{term.lang!r} is not a language tag")
     if term.datatype:
         _iri_term(term.datatype, "datatype")
-    out: list[str] = ['"']
-    escaped_backslash = False
-    for ch in term.value:
-        if escaped_backslash and ch in "uU":
-            out.append("\\u0075" if ch == "u" else "\\u0055")
-        elif ch == "\\":
-            out.append("\\\\")
-        elif ch == '"':
-            out.append('\\"')
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\r":
-            out.append("\\r")
-        else:
-            out.append(ch)
-        escaped_backslash = ch == "\\"
-    out.append('"')
-    text = "".join(out)
-    if term.lang:
-        return f"{text}@{term.lang}"
-    if term.datatype and term.datatype != XSD.string:
-        return f"{text}^^<{term.datatype}>"
-    return text
+    return term.n3()  # kg.rdf.terms.escape_string writes the string
 
 
 _FORMS = ("SELECT", "ASK", "DESCRIBE", "CONSTRUCT")
