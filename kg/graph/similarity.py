@@ -606,11 +606,6 @@ class SimilarityIndex:
         wanted = (score > 0) & (score >= floor[cr])
         return cr[wanted], cp[wanted], score[wanted]
 
-    @staticmethod
-    def _entries(matrix: sp.csr_matrix) -> tuple[Array, Array, Array]:
-        rows = np.repeat(np.arange(matrix.shape[0]), np.diff(matrix.indptr))
-        return rows, matrix.indices.astype(np.int64), np.asarray(matrix.data, dtype=np.float64)
-
     def _pair_sums(self, rows: Array, papers: Array, qkeys: Array, qweights: Array) -> Array:
         """For each (block row, paper): the sum of weights of the items they share."""
         out = np.zeros(len(rows))

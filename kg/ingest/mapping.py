@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from kg.config import MAX_FIELD_CHARS
 from kg.errors import RecordError
 from kg.ingest.fields import Obj, invalid_unicode_path
 from kg.ingest.identity import Iris, RepoRef, arxiv_id, pwc_slug, repository, slug_from_url
@@ -80,7 +81,7 @@ class Context:
     iris: Iris
     source_file: str = ""
     ingested_at: str | None = None  # xsd:dateTime lexical form
-    max_chars: int = 1_000_000
+    max_chars: int = MAX_FIELD_CHARS
     snapshot: str | None = None  # the input's snapshot date (YYYY-MM-DD), for dump provenance
     papers: PaperResolver | None = None  # the run's alias index; None: the plain identity rule
     memo: dict[str, Any] = field(default_factory=dict)  # per-run scratch space of the mappers

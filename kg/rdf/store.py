@@ -559,48 +559,6 @@ class GraphStore:
         for solution in result:
             yield tuple(None if solution[i] is None else solution[i].value for i in range(width))
 
-    def query_serialized(
-        self,
-        sparql: str,
-        media_type: str,
-        *,
-        substitutions: Mapping[str, Term] | None = None,
-        union: bool = True,
-        default_graphs: list[str] | None = None,
-        named_graphs: list[str] | None = None,
-    ) -> tuple[bytes, str]:
-        """Run SPARQL and serialise natively. Returns (body, content type)."""
-        return self.reading(
-            lambda: self._query_serialized(
-                sparql,
-                media_type,
-                substitutions=substitutions,
-                union=union,
-                default_graphs=default_graphs,
-                named_graphs=named_graphs,
-            )
-        )
-
-    def _query_serialized(
-        self,
-        sparql: str,
-        media_type: str,
-        *,
-        substitutions: Mapping[str, Term] | None = None,
-        union: bool = True,
-        default_graphs: list[str] | None = None,
-        named_graphs: list[str] | None = None,
-    ) -> tuple[bytes, str]:
-        """Run SPARQL and serialise natively. Returns (body, content type)."""
-        result = self._run(sparql, substitutions, union, default_graphs, named_graphs)
-        if isinstance(result, ox.QueryTriples):
-            fmt = ox.RdfFormat.from_media_type(media_type) or ox.RdfFormat.TURTLE
-            if fmt.supports_datasets:
-                fmt = ox.RdfFormat.TURTLE
-            return ox.serialize(result, format=fmt) or b"", fmt.media_type
-        rfmt = ox.QueryResultsFormat.from_media_type(media_type) or ox.QueryResultsFormat.JSON
-        return result.serialize(format=rfmt) or b"", rfmt.media_type
-
     def query_into(
         self,
         sparql: str,

@@ -23,7 +23,6 @@ XSD_NS: Final = "http://www.w3.org/2001/XMLSchema#"
 OWL_NS: Final = "http://www.w3.org/2002/07/owl#"
 SKOS_NS: Final = "http://www.w3.org/2004/02/skos/core#"
 VOID_NS: Final = "http://rdfs.org/ns/void#"
-SH_NS: Final = "http://www.w3.org/ns/shacl#"
 
 #: Prefixes used in Turtle output, docs and query headers.
 PREFIXES: Final[dict[str, str]] = {
