@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from kg.errors import KgError
+from kg.cli.app import as_flag
+from kg.errors import KgError, Param
 from kg.ingest.identity import Iris
 from kg.ingest.ingestor import ingest
 from kg.rdf.store import JOURNAL_GRAPH, GraphStore
@@ -90,8 +91,10 @@ def test_strict_writes_nothing_on_error(tmp_path: Path, seed_records: list[dict[
     bad["authors"] = "nobody"
     path = write_jsonl(tmp_path / "x.jsonl", [seed_records[0], bad])
     store = GraphStore.memory()
-    with pytest.raises(KgError, match=r"line 2: field 'authors'.*--strict: nothing was written"):
+    with pytest.raises(KgError, match=r"line 2: field 'authors'.*'strict': nothing was written") as info:
         ingest(store, [str(path)], base_iri=BASE, strict=True)
+    assert info.value.parameter == Param("strict")
+    assert "(--strict: nothing was written)" in info.value.worded(as_flag)
     assert len(store) == 0
 
 
@@ -147,8 +150,9 @@ def test_second_writer_gets_a_clear_busy_error(tmp_path: Path) -> None:
 def test_unknown_kind_is_a_usage_error() -> None:
     from kg.errors import UsageError
 
-    with pytest.raises(UsageError, match="unknown --kind"):
+    with pytest.raises(UsageError, match="unknown 'kind' 'nope'") as info:
         ingest(GraphStore.memory(), ["x"], base_iri=BASE, kind="nope")
+    assert info.value.worded(as_flag).startswith("unknown --kind 'nope'; use one of:")
 
 
 def test_quads_written_counts_each_shared_declaration_once(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ import pytest
 from networkx.algorithms import bipartite
 
 import kg.graph.projections
+from kg.cli.app import as_flag
 from kg.errors import UsageError
 from kg.graph.incidence import Incidence, load_incidence
 from kg.graph.projections import (
@@ -96,8 +97,9 @@ def test_item_projection_and_max_share() -> None:
         ("p1", "p3"): {"weight": 1},
     }
     assert edges(paper_graph(four), P)[("p1", "p4")] == {"weight": 1}
-    with pytest.raises(UsageError, match="--max-share is a fraction"):
+    with pytest.raises(UsageError, match="'max_share' is a fraction") as info:
         paper_graph(methods, max_share=2.0)
+    assert info.value.worded(as_flag).startswith("--max-share is a fraction")
 
 
 def test_kinds_and_aliases() -> None:
@@ -111,8 +113,9 @@ def test_kinds_and_aliases() -> None:
 
 def test_too_large_a_projection_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(kg.graph.projections, "MAX_PAIRS", 1)
-    with pytest.raises(UsageError, match=r"would weigh up to 4 pairs.*--max-share"):
+    with pytest.raises(UsageError, match=r"would weigh up to 4 pairs.*'max_share'") as info:
         paper_graph(hand_made())
+    assert "--max-share (e.g. 0.01)" in info.value.worded(as_flag)
 
 
 # --- the same graphs as NetworkX ----------------------------------------------------------

@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from kg.cli.app import as_flag
 from kg.errors import InputError, NotFoundError, ParameterError
 from kg.ingest.identity import Iris
 from kg.query.named import (
@@ -33,6 +34,7 @@ from kg.query.named import (
 )
 from kg.rdf.results import GraphResult, QueryResult, SelectResult, Term, compact
 from kg.rdf.store import GraphStore
+from kg.serve.app import as_query_parameter
 from tests.conftest import ROOT, run
 from tests.query_data import BASE, INGESTED_AT, build, build_dumps, write_mini
 
@@ -861,7 +863,7 @@ def test_the_short_construct_form_cannot_take_parameters() -> None:
 @pytest.mark.parametrize(
     ("name", "values", "message"),
     [
-        ("shared-methods", {}, "needs --param paper="),
+        ("shared-methods", {}, "needs 'paper'="),
         ("shared-methods", {"paper": "alpha", "min_shared": "three"}, "takes an integer"),
         ("shared-methods", {"paper": "alpha", "min_shared": "2.5"}, "takes an integer"),
         ("shared-methods", {"paper": "alpha", "papr": "x"}, "no parameter 'papr'"),
@@ -880,8 +882,13 @@ def test_the_short_construct_form_cannot_take_parameters() -> None:
 def test_wrong_or_missing_parameters_are_clear(
     name: str, values: dict[str, str], message: str
 ) -> None:
-    with pytest.raises(ParameterError, match=re.escape(message)):
+    with pytest.raises(ParameterError, match=re.escape(message)) as info:
         bind(find_query(name), values, BASE)
+    if info.value.parameter is not None:  # the CLI and the server each word it their way
+        assert info.value.parameter.role == "query"
+        spelt = info.value.parameter.name
+        assert f"--param {spelt}" in info.value.worded(as_flag)
+        assert "--" not in info.value.worded(as_query_parameter)
 
 
 def test_parameter_assignments_are_checked() -> None:

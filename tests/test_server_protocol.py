@@ -545,7 +545,8 @@ def test_named_query_formats_and_errors(client: TestClient, store: GraphStore) -
     )
     assert tsv.headers["content-type"].startswith("text/tab-separated-values")
     missing = client.get("/queries/papers-by-author")
-    assert missing.status_code == 400 and "author" in missing.text
+    assert missing.status_code == 400 and "needs author=" in missing.text
+    assert "--param" not in missing.text  # the server words parameters as query parameters
     unknown_param = client.get("/queries/papers-by-author", params={"author": "x", "colour": "red"})
     assert unknown_param.status_code == 400 and "colour" in unknown_param.text
     assert client.get("/queries/no-such-query").status_code == 404

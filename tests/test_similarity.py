@@ -11,7 +11,8 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from kg.errors import NotFoundError, UsageError
+from kg.cli.app import as_flag
+from kg.errors import NotFoundError, Param, UsageError
 from kg.graph.incidence import RELATIONS, Incidence, load_incidence, relation_names
 from kg.graph.similarity import (
     METRICS,
@@ -169,8 +170,10 @@ def test_unknown_metric_and_bad_k() -> None:
         from kg.graph.similarity import metric_named
 
         metric_named("dice")
-    with pytest.raises(UsageError, match="--top must be at least 1"):
+    with pytest.raises(UsageError, match="'top' must be at least 1") as info:
         SimilarityIndex(hand_made()).top_rows(np.array([0]), 0)
+    assert info.value.parameter == Param("top")
+    assert info.value.worded(as_flag) == "--top must be at least 1"
     with pytest.raises(UsageError, match="unknown relation 'method'"):
         relation_names("method")
 

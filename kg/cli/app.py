@@ -14,7 +14,7 @@ from rich.console import Console, RenderableType
 from rich.markup import escape
 
 from kg.config import DEFAULT_BASE_IRI, DEFAULT_STORE
-from kg.errors import KgError
+from kg.errors import KgError, Param
 
 if TYPE_CHECKING:
     from kg.rdf.store import GraphStore
@@ -73,6 +73,13 @@ state = State()
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def as_flag(parameter: Param) -> str:
+    """How the CLI spells the setting an error is about: `--top`, `--param dataset`."""
+    if parameter.role == "query":
+        return f"--param {parameter.name}"
+    return "--" + parameter.name.replace("_", "-")
+
+
 def handles_errors(func: F) -> F:
     """Turn kg's domain errors into one line on stderr and their exit code."""
 
@@ -81,7 +88,8 @@ def handles_errors(func: F) -> F:
         try:
             return func(*args, **kwargs)
         except KgError as exc:  # messages quote data: escape it, "[/red]" is not markup
-            err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, markup=True)
+            message = escape(exc.worded(as_flag))
+            err.print(f"[bold red]error:[/] {message}", highlight=False, markup=True)
             raise typer.Exit(exc.exit_code) from None
         except BrokenPipeError:  # `kg ... | head`
             sys.stderr.close()

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, cast
 
-from kg.errors import NotFoundError, ParameterError, StoreError, UsageError
+from kg.errors import NotFoundError, Param, ParameterError, StoreError, UsageError
 from kg.export.jsonld import JsonLdWriter
 from kg.export.turtle import TurtleWriter
 from kg.rdf.formats import Format, rdf_format
@@ -537,8 +537,9 @@ def subset_query(spec: str, params: Mapping[str, str], base_iri: str) -> Subset:
         if not text.lstrip().startswith("#+"):
             if params:
                 raise ParameterError(
-                    f"{path} declares no parameters (no '#+ params:' header), so --param "
-                    "cannot bind anything; write the values into the query"
+                    f"{path} declares no parameters (no '#+ params:' header), so "
+                    f"{{parameter}} cannot bind anything; write the values into the query",
+                    parameter=Param(next(iter(params)), "query"),
                 )
             return Subset(_file_stem(path.stem), text)
         query = parse_query(text, path)
@@ -555,7 +556,7 @@ def construct(store: GraphStore, subset: Subset) -> GraphStore:
     result = store.query(subset.sparql, substitutions=dict(subset.substitutions))
     if not isinstance(result, GraphResult):
         raise UsageError(
-            f"--query {subset.name}: export needs a CONSTRUCT or DESCRIBE query, "
+            f"query {subset.name!r}: export needs a CONSTRUCT or DESCRIBE query, "
             "which returns a graph; this one returns rows (use kg query or kg sparql for it)"
         )
     graph = GraphStore.memory()
@@ -640,4 +641,7 @@ def export_file(
 
 def check_destination(path: Path) -> None:
     if path.is_dir():
-        raise UsageError(f"--out {path} is a directory; give a file name (or - for stdout)")
+        raise UsageError(
+            f"{{parameter}} {path} is a directory; give a file name (or - for stdout)",
+            parameter="out",
+        )

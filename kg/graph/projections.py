@@ -85,7 +85,10 @@ def _without_common(inc: Incidence, max_share: float | None) -> Incidence:
     if max_share is None:
         return inc
     if not 0 < max_share <= 1:
-        raise UsageError("--max-share is a fraction of the papers, above 0 and at most 1")
+        raise UsageError(
+            "{parameter} is a fraction of the papers, above 0 and at most 1",
+            parameter="max_share",
+        )
     limit = max_share * max(1, int((inc.paper_items > 0).sum()))
     keep = np.flatnonzero(inc.item_papers <= limit)
     return Incidence(
@@ -101,8 +104,10 @@ def _check_size(pairs: float, what: str) -> None:
     if pairs > MAX_PAIRS:
         raise UsageError(
             f"the {what} projection would weigh up to {int(pairs):,} pairs, more than "
-            f"{MAX_PAIRS:,}; leave out ubiquitous items with --max-share (e.g. 0.01), "
-            "choose another --by, or use `kg similar` (which ranks without projecting)"
+            f"{MAX_PAIRS:,}; leave out ubiquitous items with {{parameter}} (e.g. 0.01), "
+            "compare by fewer relations, or rank similar papers instead (which needs no "
+            "projection)",
+            parameter="max_share",
         )
 
 
@@ -193,7 +198,7 @@ def project(
     """The graph of `kind` drawn from the store, with labels on every node."""
     spec = projection_kind(kind)
     if min_weight < 1:
-        raise UsageError("--min-weight must be at least 1")
+        raise UsageError("{parameter} must be at least 1", parameter="min_weight")
     relations = relation_names(by) if spec.relation is None else (spec.relation,)
     inc = incidence if incidence is not None else load_incidence(store, relations)
     if incidence is not None:

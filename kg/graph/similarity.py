@@ -429,7 +429,7 @@ class SimilarityIndex:
     def top_rows(self, rows: Array, k: int) -> tuple[Array, Array]:
         """Exact top-k for a block of papers (see the module docstring for the method)."""
         if k < 1:
-            raise UsageError("--top must be at least 1")
+            raise UsageError("{parameter} must be at least 1", parameter="top")
         rows = np.asarray(rows, dtype=np.int64)
         block = len(rows)
         neighbours = np.full((block, k), -1, dtype=np.int64)
@@ -754,7 +754,7 @@ def similar(
     chosen = metric_named(metric)
     relations = relation_names(by)
     if top < 1:
-        raise UsageError("--top must be at least 1")
+        raise UsageError("{parameter} must be at least 1", parameter="top")
     iri = resolve_paper(store, paper, base_iri)
     inc = incidence if incidence is not None else load_incidence(store, relations)
     index = SimilarityIndex(inc, chosen)

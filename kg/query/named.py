@@ -40,7 +40,7 @@ from typing import Any, Literal
 
 import yaml
 
-from kg.errors import InputError, NotFoundError, ParameterError
+from kg.errors import InputError, NotFoundError, Param, ParameterError
 from kg.ingest.identity import Iris, pwc_slug, repository
 from kg.rdf.results import QueryResult, Term
 from kg.rdf.sparql_scan import located_tokens
@@ -274,7 +274,9 @@ def load_queries(directory: Path | None = None) -> dict[str, NamedQuery]:
     """Every `*.rq` in the directory (default: kg's `queries/`), by name, sorted."""
     root = queries_dir() if directory is None else directory
     if not root.is_dir():
-        raise NotFoundError(f"no query directory at {root}; point --queries at one")
+        raise NotFoundError(
+            f"no query directory at {root}; point {{parameter}} at one", parameter="queries"
+        )
     out: dict[str, NamedQuery] = {}
     for path in sorted(root.glob("*.rq")):
         query = load_query(path)
@@ -396,8 +398,9 @@ def bind(query: NamedQuery, values: Mapping[str, str], base_iri: str) -> dict[st
         if value is None:
             if param.required:
                 raise ParameterError(
-                    f"query {query.name!r} needs --param {param.name}=… "
-                    f"({param.describe()}; e.g. {param.name}={param.example})"
+                    f"query {query.name!r} needs {{parameter}}=… "
+                    f"({param.describe()}; e.g. {param.name}={param.example})",
+                    parameter=Param(param.name, "query"),
                 )
             continue
         bound[param.name] = to_term(param, value, iris)
@@ -411,9 +414,9 @@ def parse_assignments(items: Iterable[str]) -> dict[str, str]:
         key, sep, value = item.partition("=")
         key = key.strip()
         if not sep or not key:
-            raise ParameterError(f"--param {item[:60]!r} must look like name=value")
+            raise ParameterError(f"parameter {item[:60]!r} must look like name=value")
         if key in out:
-            raise ParameterError(f"--param {key} is given twice")
+            raise ParameterError("{parameter} is given twice", parameter=Param(key, "query"))
         out[key] = value
     return out
 

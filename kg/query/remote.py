@@ -90,7 +90,9 @@ class Endpoint:
                 "endpoint, such as http://localhost:7878/query"
             )
         if timeout <= 0:
-            raise UsageError("--timeout must be a positive number of seconds")
+            raise UsageError(
+                "{parameter} must be a positive number of seconds", parameter="timeout"
+            )
         self.url = url
         self.timeout = timeout
 
@@ -127,8 +129,9 @@ class Endpoint:
             )
         except httpx.TimeoutException:
             raise QueryTimeoutError(
-                f"{self.url} did not answer within {self.timeout:g} s; raise --timeout or "
-                "narrow the query"
+                f"{self.url} did not answer within {self.timeout:g} s; raise {{parameter}} or "
+                "narrow the query",
+                parameter="timeout",
             ) from None
         except httpx.HTTPError as exc:
             reason = str(exc) or type(exc).__name__

@@ -38,6 +38,7 @@ from kg.errors import (
     ForbiddenError,
     KgError,
     NotFoundError,
+    Param,
     ParameterError,
     QuerySyntaxError,
     QueryTimeoutError,
@@ -567,9 +568,17 @@ class KgServer:
         )
 
 
+def as_query_parameter(parameter: Param) -> str:
+    """How the server spells the setting an error is about: a request's query parameter
+    (`top`, `dataset`), or the operator's `kg serve --workers`."""
+    if parameter.role == "setting":
+        return "kg serve --" + parameter.name.replace("_", "-")
+    return parameter.name
+
+
 async def _kg_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, KgError)
-    message = _one_line(str(exc))
+    message = _one_line(exc.worded(as_query_parameter))
     if isinstance(exc, QuerySyntaxError):
         message = f"the SPARQL does not parse: {message}"
     return _error(status_for(exc), message)
@@ -583,7 +592,10 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 def create_app(source: Source, config: ServerConfig) -> Starlette:
     """The ASGI application serving `source` (use it with uvicorn, or in tests)."""
     if config.allow_update and not config.update_token:
-        raise UsageError("--allow-update needs a bearer token (--update-token or KG_UPDATE_TOKEN)")
+        raise UsageError(
+            "{parameter} needs a bearer token (an update token, or KG_UPDATE_TOKEN)",
+            parameter=Param("allow_update", "setting"),
+        )
     server = KgServer(source, config)
     routes = [
         Route("/", server.index, methods=["GET"]),
