@@ -373,7 +373,8 @@ class Ingestor:
                 raise KgError(
                     f"{unit.source}:{unit.locator}: duplicate record for "
                     f"{self.iris.local_key(unit.mapped.subject)} with different content "
-                    "(--strict: nothing was written)"
+                    "({parameter}: nothing was written)",
+                    parameter="strict",
                 )
         self.report = IngestReport()
         self._pass()
