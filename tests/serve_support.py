@@ -125,14 +125,23 @@ def children(pid: int) -> list[int]:
 class ServeProcess:
     """A real `kg … serve --port 0` process; its URL is read from the line it prints."""
 
-    def __init__(self, global_args: list[str], serve_args: list[str], *, env: Any = None):
-        self.args = [KG_BIN, *global_args, "serve", "--port", "0", "--quiet", *serve_args]
+    def __init__(
+        self,
+        global_args: list[str],
+        serve_args: list[str],
+        *,
+        env: Any = None,
+        kg: str = KG_BIN,
+        cwd: Path | None = None,
+    ):
+        self.args = [kg, *global_args, "serve", "--port", "0", "--quiet", *serve_args]
         self.proc = subprocess.Popen(
             self.args,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
             env={**os.environ, **(env or {})},
+            cwd=cwd,
         )
         self.stderr_lines: list[str] = []
         self.url = self._wait_for_url()

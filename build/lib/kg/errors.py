@@ -1,12 +1,44 @@
-"""Domain errors. Each says what went wrong and how to fix it; the CLI prints them once."""
+"""Domain errors. Each says what went wrong and how to fix it; the CLI prints them once.
+
+An error about a setting the caller chose carries that setting as data (`parameter`), and
+its message marks where the setting's name goes with `{parameter}`. Each front end words it
+in its own terms, in one place: the CLI as a flag (`--top`, `--param dataset`), the server as
+a query parameter (`top`, `dataset`). `str(error)` gives the library's own wording.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+
+@dataclass(frozen=True)
+class Param:
+    """A setting an error is about.
+
+    `role` says whose it is: an `option` of the call (how many, which metric), a `query`
+    parameter of a named query, or a `setting` the operator of a server chose."""
+
+    name: str
+    role: Literal["option", "query", "setting"] = "option"
 
 
 class KgError(Exception):
     """Base class for every error kg raises on purpose."""
 
     exit_code = 1
+
+    def __init__(self, message: str = "", *, parameter: str | Param | None = None) -> None:
+        self.template = message
+        self.parameter = Param(parameter) if isinstance(parameter, str) else parameter
+        super().__init__(self.worded(lambda p: repr(p.name)))
+
+    def worded(self, spell: Callable[[Param], str]) -> str:
+        """The message with its parameter spelt by `spell` (a front end's wording)."""
+        if self.parameter is None:
+            return str(self.args[0]) if self.args else ""
+        return self.template.replace("{parameter}", spell(self.parameter))
 
 
 class UsageError(KgError):

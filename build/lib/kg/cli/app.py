@@ -7,15 +7,17 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.markup import escape
 
 from kg.config import DEFAULT_BASE_IRI, DEFAULT_STORE
-from kg.errors import KgError
-from kg.rdf.store import GraphStore
+from kg.errors import KgError, Param
+
+if TYPE_CHECKING:
+    from kg.rdf.store import GraphStore
 
 app = typer.Typer(
     name="kg",
@@ -54,6 +56,8 @@ class State:
         if self._store is not None and (self._store.read_only and write):
             self.close()
         if self._store is None:
+            from kg.rdf.store import GraphStore  # pyoxigraph: not needed for --help
+
             path = None if self.memory else self.store_path
             self._store = GraphStore.open(path, read_only=not write and path is not None)
         return self._store
@@ -69,6 +73,13 @@ state = State()
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def as_flag(parameter: Param) -> str:
+    """How the CLI spells the setting an error is about: `--top`, `--param dataset`."""
+    if parameter.role == "query":
+        return f"--param {parameter.name}"
+    return "--" + parameter.name.replace("_", "-")
+
+
 def handles_errors(func: F) -> F:
     """Turn kg's domain errors into one line on stderr and their exit code."""
 
@@ -77,7 +88,8 @@ def handles_errors(func: F) -> F:
         try:
             return func(*args, **kwargs)
         except KgError as exc:  # messages quote data: escape it, "[/red]" is not markup
-            err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, markup=True)
+            message = escape(exc.worded(as_flag))
+            err.print(f"[bold red]error:[/] {message}", highlight=False, markup=True)
             raise typer.Exit(exc.exit_code) from None
         except BrokenPipeError:  # `kg ... | head`
             sys.stderr.close()
@@ -99,6 +111,14 @@ def command(*args: Any, **kwargs: Any) -> Callable[[F], F]:
     return register
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from kg import __version__
+
+        out.print(f"kg {__version__}", highlight=False)
+        raise typer.Exit(0)
+
+
 @app.callback()
 def global_options(
     ctx: typer.Context,
@@ -115,6 +135,12 @@ def global_options(
         str,
         typer.Option("--base-iri", envvar="KG_BASE_IRI", help="The base of every instance IRI."),
     ] = DEFAULT_BASE_IRI,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print kg's version."
+        ),
+    ] = False,
 ) -> None:
     """kg: build, query, project, export and serve the graph."""
     state.close()
@@ -126,3 +152,12 @@ def global_options(
 
 def main() -> None:
     app()
+
+
+def emit(rendered: str | RenderableType) -> None:
+    """Print a result: text as it is (with a final newline), a rich renderable on the console."""
+    if isinstance(rendered, str):
+        sys.stdout.write(rendered if rendered.endswith("\n") else rendered + "\n")
+        sys.stdout.flush()
+    else:
+        out.print(rendered)

@@ -5,19 +5,18 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
-from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
-from kg.cli.app import EndpointTimeout, EndpointUrl, ResultFormat, command, err, out, state
-from kg.cli.output import emit, render
+from kg.cli.app import EndpointTimeout, EndpointUrl, ResultFormat, command, emit, err, out, state
 from kg.errors import RecordError, UsageError
-from kg.ingest.identity import Iris
-from kg.ingest.ingestor import KINDS, Ingestor, IngestReport
-from kg.query.stats import compute
+
+if TYPE_CHECKING:
+    from kg.ingest.ingestor import IngestReport
+
+# Each command imports the library modules it runs, so that `kg --help` stays quick.
 
 
 def read_query_text(query: str) -> str:
@@ -67,6 +66,11 @@ def ingest(
     bad record is reported (file, record, field) without stopping the others.
     Exit code 1 if any record was rejected.
     """
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    from kg.ingest.identity import Iris
+    from kg.ingest.ingestor import KINDS, Ingestor
+
     if kind is not None and kind not in KINDS:
         raise UsageError(f"unknown --kind {kind!r}; use one of: {', '.join(sorted(KINDS))}")
     store = state.store(write=True)
@@ -141,6 +145,10 @@ def stats(
     as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
 ) -> None:
     """Count what the store holds: entities per class, triples and named graphs."""
+    from rich.table import Table
+
+    from kg.query.stats import compute
+
     result = compute(state.store(), state.base_iri)
     if as_json:
         out.print_json(json.dumps(result.as_dict()))
@@ -171,6 +179,8 @@ def sparql(
         result = Endpoint(endpoint, timeout=timeout).query(text)
     else:
         result = state.store().query(text)
+    from kg.cli.output import render
+
     emit(render(result, fmt, base_iri=state.base_iri))
 
 

@@ -6,32 +6,24 @@ import json
 import re
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from kg.cli.app import command, err, out, state
 from kg.errors import UsageError
-from kg.export.exporter import (
-    FORMATS,
-    ExportReport,
-    check_destination,
-    construct,
-    default_path,
-    export,
-    export_file,
-    export_format,
-    output_stream,
-    resolve_graph,
-    subset_query,
-)
-from kg.query.named import parse_assignments
-from kg.rdf.store import GraphStore, iri_error
+from kg.rdf.formats import WRITABLE_RDF
 from kg.resources import exports_dir
+
+if TYPE_CHECKING:
+    from kg.export.exporter import ExportReport
+    from kg.rdf.store import GraphStore
+
+# The commands import the exporter and the store when they run: `kg --help` stays quick.
 
 
 def _summary(report: ExportReport, where: str) -> str:
-    unit = "quads" if FORMATS[report.format].dataset else "triples"
+    unit = "quads" if WRITABLE_RDF[report.format].dataset else "triples"
     size = f" ({report.bytes / 1e6:,.1f} MB)" if report.bytes else ""
     return (
         f"wrote {report.statements:,} {unit} from {report.graphs:,} graph(s) as "
@@ -43,7 +35,7 @@ def _summary(report: ExportReport, where: str) -> str:
 def export_command(
     fmt: Annotated[
         str,
-        typer.Option("--format", "-f", help=f"One of: {', '.join(FORMATS)}."),
+        typer.Option("--format", "-f", help=f"One of: {', '.join(WRITABLE_RDF)}."),
     ] = "turtle",
     graph: Annotated[
         str | None,
@@ -89,6 +81,19 @@ def export_command(
     N-Quads and TriG keep the named graphs; the others hold their union, each triple once.
     JSON-LD is compacted against ontology/context.jsonld, one object per entity.
     """
+    from kg.export.exporter import (
+        check_destination,
+        construct,
+        default_path,
+        export,
+        export_file,
+        export_format,
+        output_stream,
+        resolve_graph,
+        subset_query,
+    )
+    from kg.query.named import parse_assignments
+
     spec = export_format(fmt)
     if graph is not None and query is not None:
         raise UsageError("--graph and --query do not combine: a query already picks its triples")
@@ -170,7 +175,9 @@ def void_command(
 ) -> None:
     """Describe the dataset in VoID: triples, entities per class, properties, vocabularies,
     example resources, dump locations and licence. Its counts match kg stats."""
+    from kg.export.exporter import check_destination, export_format
     from kg.export.void import describe, dump_files, dump_urls
+    from kg.rdf.store import iri_error
 
     spec = export_format(fmt)
     if spec.dataset:

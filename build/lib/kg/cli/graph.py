@@ -4,26 +4,31 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from kg.cli.app import command, err, state
-from kg.cli.output import emit
+from kg.cli.app import command, emit, err, state
 from kg.errors import UsageError
-from kg.graph.analytics import communities as find_communities
-from kg.graph.analytics import components, describe, pagerank
-from kg.graph.incidence import (
+from kg.graph.relations import (
     BY_CHOICES,
+    DEFAULT_BY,
+    DEFAULT_METRIC,
+    KINDS,
+    METRIC_NAMES,
     RELATIONS,
     fallback_label,
-    labels,
-    load_incidence,
+    graph_format,
+    projection_kind,
     relation_names,
 )
-from kg.graph.projections import KINDS, graph_format, project, projection_kind, write_graph
-from kg.graph.similarity import DEFAULT_BY, DEFAULT_METRIC, METRICS, SharedItem, shared, similar
 from kg.resources import exports_dir
+
+if TYPE_CHECKING:
+    from kg.graph.similarity import SharedItem
+
+# The commands import kg.graph's numeric modules (numpy, scipy, networkx) when they run,
+# so that the rest of the CLI starts without them.
 
 PANEL = "Graph"
 BY_HELP = f"Compare by: {', '.join(BY_CHOICES)}, or several, comma-separated."
@@ -49,7 +54,7 @@ def similar_command(
     ],
     by: Annotated[str, typer.Option("--by", help=BY_HELP)] = DEFAULT_BY,
     metric: Annotated[
-        str, typer.Option("--metric", "-m", help=f"One of: {', '.join(METRICS)}.")
+        str, typer.Option("--metric", "-m", help=f"One of: {', '.join(METRIC_NAMES)}.")
     ] = DEFAULT_METRIC,
     top: Annotated[int, typer.Option("--top", "-k", help="How many papers.")] = 10,
     explain: Annotated[
@@ -62,6 +67,8 @@ def similar_command(
     The default metric, idf, weighs a shared item by how rare it is: sharing an author or
     a rare method counts far more than sharing Adam or Dropout (docs/similarity.md).
     """
+    from kg.graph.similarity import similar
+
     result = similar(state.store(), paper, base_iri=state.base_iri, by=by, metric=metric, top=top)
     if as_json:
         _dump(result.as_dict())
@@ -94,6 +101,8 @@ def shared_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
 ) -> None:
     """Everything two papers share: methods, repositories, tasks, authors, datasets."""
+    from kg.graph.similarity import shared
+
     result = shared(state.store(), a, b, base_iri=state.base_iri, by=by)
     if as_json:
         _dump(result.as_dict())
@@ -149,6 +158,8 @@ def project_command(
     if path.is_dir():
         raise UsageError(f"--out {path} is a directory; give a file name ending in .graphml")
     fmt = graph_format(path)
+    from kg.graph.projections import project, write_graph
+
     graph = project(state.store(), spec.name, by=by, min_weight=min_weight, max_share=max_share)
     write_graph(graph, path)
     summary = {
@@ -215,6 +226,11 @@ def communities_command(
     store = state.store()
     naming_relations = tuple(r.strip() for r in name_by.split(",") if r.strip())
     relations = (spec.relation,) if spec.relation else relation_names(by)
+    from kg.graph.analytics import communities as find_communities
+    from kg.graph.analytics import components, describe, pagerank
+    from kg.graph.incidence import labels, load_incidence
+    from kg.graph.projections import project
+
     incidence = load_incidence(store, tuple(dict.fromkeys((*relations, *naming_relations))))
     graph = project(
         store,

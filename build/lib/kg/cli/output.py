@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import sys
-
 from rich.table import Table
 from rich.text import Text
 
 from kg.errors import UsageError
+from kg.rdf.formats import WRITABLE_RDF, find_rdf_format
 from kg.rdf.results import (
     AskResult,
     GraphResult,
@@ -21,7 +20,6 @@ from kg.rdf.results import (
 from kg.rdf.vocab import PREFIXES
 
 TABULAR_FORMATS = ("table", "json", "csv", "tsv")
-GRAPH_FORMATS = ("turtle", "ntriples", "jsonld", "rdfxml", "nquads", "trig")
 
 
 def render(result: QueryResult, fmt: str, *, base_iri: str = "") -> str | Table:
@@ -29,14 +27,15 @@ def render(result: QueryResult, fmt: str, *, base_iri: str = "") -> str | Table:
     if isinstance(result, GraphResult):
         if fmt == "table":
             fmt = "turtle"
-        if fmt not in GRAPH_FORMATS:
+        spec = find_rdf_format(fmt)
+        if spec is None or spec.name not in WRITABLE_RDF:
             raise UsageError(
                 f"--format {fmt} is for SELECT/ASK; a CONSTRUCT/DESCRIBE result takes "
-                f"one of: {', '.join(GRAPH_FORMATS)}"
+                f"one of: {', '.join(WRITABLE_RDF)}"
             )
         from kg.export.rdfio import graph_text
 
-        return graph_text(result.ntriples, fmt)
+        return graph_text(result.ntriples, spec.name)
     if fmt not in TABULAR_FORMATS:
         raise UsageError(
             f"--format {fmt} is for CONSTRUCT/DESCRIBE; a SELECT/ASK result takes "
@@ -62,13 +61,3 @@ def as_table(result: SelectResult, base_iri: str = "") -> Table:
         table.add_row(*(Text(cell) for cell in row))  # data, not markup: "[/red]" is text
     table.caption = f"{len(result.rows)} row{'s' if len(result.rows) != 1 else ''}"
     return table
-
-
-def emit(rendered: str | Table) -> None:
-    from kg.cli.app import out
-
-    if isinstance(rendered, Table):
-        out.print(rendered)
-    else:
-        sys.stdout.write(rendered if rendered.endswith("\n") else rendered + "\n")
-        sys.stdout.flush()

@@ -4,29 +4,24 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.table import Table
 
-from kg.cli.app import EndpointTimeout, EndpointUrl, ResultFormat, command, out, state
-from kg.cli.output import emit, render
+from kg.cli.app import EndpointTimeout, EndpointUrl, ResultFormat, command, emit, out, state
 from kg.errors import UsageError
-from kg.query.named import (
-    NamedQuery,
-    bind,
-    find_query,
-    load_queries,
-    markdown_list,
-    parse_assignments,
-    run_local,
-    run_remote,
-    with_values,
-)
-from kg.rdf.results import SelectResult
+
+if TYPE_CHECKING:
+    from kg.query.named import NamedQuery
+
+# The command imports the named-query machinery (YAML, the store) when it runs.
 
 
 def _listing(queries: dict[str, NamedQuery], fmt: str, markdown: bool) -> None:
+    from rich.table import Table
+
+    from kg.query.named import markdown_list
+
     if markdown:
         emit(markdown_list(queries.values()))
     elif fmt == "json":
@@ -41,6 +36,8 @@ def _listing(queries: dict[str, NamedQuery], fmt: str, markdown: bool) -> None:
 
 
 def _describe(q: NamedQuery) -> None:
+    from rich.table import Table
+
     out.print(f"[bold]{q.name}[/]: {q.summary}", highlight=False)
     out.print(q.description, highlight=False, markup=False)
     if q.params:
@@ -100,6 +97,18 @@ def query_command(
 
       kg query papers-by-author --param "author=Goro Kobayashi" --format csv
     """
+    from kg.cli.output import render
+    from kg.query.named import (
+        bind,
+        find_query,
+        load_queries,
+        parse_assignments,
+        run_local,
+        run_remote,
+        with_values,
+    )
+    from kg.rdf.results import SelectResult
+
     if list_queries or markdown:
         _listing(load_queries(queries), fmt, markdown)
         return

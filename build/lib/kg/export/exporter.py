@@ -37,9 +37,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, cast
 
-from kg.errors import NotFoundError, ParameterError, StoreError, UsageError
+from kg.errors import NotFoundError, Param, ParameterError, StoreError, UsageError
 from kg.export.jsonld import JsonLdWriter
 from kg.export.turtle import TurtleWriter
+from kg.rdf.formats import Format, rdf_format
 from kg.rdf.results import GraphResult, Term
 from kg.rdf.store import (
     JOURNAL_GRAPH,
@@ -57,44 +58,9 @@ DEFAULT_SORT_BUDGET = 64 * 1024 * 1024
 _BATCH_LINES = 20_000
 
 
-@dataclass(frozen=True)
-class ExportFormat:
-    name: str
-    extension: str
-    media_type: str
-    dataset: bool  # holds named graphs
-
-
-FORMATS: dict[str, ExportFormat] = {
-    f.name: f
-    for f in (
-        ExportFormat("turtle", "ttl", "text/turtle", False),
-        ExportFormat("ntriples", "nt", "application/n-triples", False),
-        ExportFormat("nquads", "nq", "application/n-quads", True),
-        ExportFormat("trig", "trig", "application/trig", True),
-        ExportFormat("rdfxml", "rdf", "application/rdf+xml", False),
-        ExportFormat("jsonld", "jsonld", "application/ld+json", False),
-    )
-}
-_ALIASES = {
-    "ttl": "turtle",
-    "nt": "ntriples",
-    "n-triples": "ntriples",
-    "nq": "nquads",
-    "n-quads": "nquads",
-    "rdf": "rdfxml",
-    "xml": "rdfxml",
-    "rdf/xml": "rdfxml",
-    "json-ld": "jsonld",
-}
-
-
-def export_format(name: str) -> ExportFormat:
-    key = name.lower().strip()
-    fmt = FORMATS.get(_ALIASES.get(key, key))
-    if fmt is None:
-        raise UsageError(f"unknown export format {name!r}; use one of: {', '.join(FORMATS)}")
-    return fmt
+def export_format(name: str) -> Format:
+    """An export format by name, alias, extension or media type."""
+    return rdf_format(name, writable=True)
 
 
 @dataclass
@@ -571,8 +537,9 @@ def subset_query(spec: str, params: Mapping[str, str], base_iri: str) -> Subset:
         if not text.lstrip().startswith("#+"):
             if params:
                 raise ParameterError(
-                    f"{path} declares no parameters (no '#+ params:' header), so --param "
-                    "cannot bind anything; write the values into the query"
+                    f"{path} declares no parameters (no '#+ params:' header), so "
+                    f"{{parameter}} cannot bind anything; write the values into the query",
+                    parameter=Param(next(iter(params)), "query"),
                 )
             return Subset(_file_stem(path.stem), text)
         query = parse_query(text, path)
@@ -589,7 +556,7 @@ def construct(store: GraphStore, subset: Subset) -> GraphStore:
     result = store.query(subset.sparql, substitutions=dict(subset.substitutions))
     if not isinstance(result, GraphResult):
         raise UsageError(
-            f"--query {subset.name}: export needs a CONSTRUCT or DESCRIBE query, "
+            f"query {subset.name!r}: export needs a CONSTRUCT or DESCRIBE query, "
             "which returns a graph; this one returns rows (use kg query or kg sparql for it)"
         )
     graph = GraphStore.memory()
@@ -674,4 +641,7 @@ def export_file(
 
 def check_destination(path: Path) -> None:
     if path.is_dir():
-        raise UsageError(f"--out {path} is a directory; give a file name (or - for stdout)")
+        raise UsageError(
+            f"{{parameter}} {path} is a directory; give a file name (or - for stdout)",
+            parameter="out",
+        )

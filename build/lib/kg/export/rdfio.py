@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from kg.rdf.formats import rdf_format
 from kg.rdf.store import convert
 from kg.rdf.vocab import PREFIXES
 
 
 def graph_text(ntriples: str, fmt: str) -> str:
     """N-Triples text re-serialised as `fmt` (Turtle uses kg's prefixes)."""
+    fmt = rdf_format(fmt, writable=True).name
     if fmt == "ntriples":
         return ntriples
     if fmt == "jsonld":

@@ -13,10 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kg.query.stats import compute
+from kg.rdf.formats import Format, by_extension
 from kg.rdf.results import SelectResult
 from kg.rdf.store import GraphStore, convert
 from kg.rdf.terms import integer, literal, segment, typed
-from kg.rdf.vocab import DCTERMS_NS, KG_NS, PREFIXES, RDF_NS, VOID_NS, XSD, iri
+from kg.rdf.vocab import DCTERMS_NS, KG_NS, PREFIXES, RDF_NS, VOID_NS, XSD, expand, iri, shorten
 
 VOID_PREFIXES = {**PREFIXES, "void": VOID_NS}
 #: The Papers-with-Code archive's licence, used when the records name none.
@@ -26,16 +27,6 @@ DESCRIPTION = (
     "Papers, authors, tasks, methods, datasets, code repositories and harvested code samples "
     "from the Papers with Code archive, as RDF."
 )
-#: W3C format IRIs (void:feature) by export file extension.
-FORMAT_FEATURES = {
-    "nt": "http://www.w3.org/ns/formats/N-Triples",
-    "nq": "http://www.w3.org/ns/formats/N-Quads",
-    "ttl": "http://www.w3.org/ns/formats/Turtle",
-    "trig": "http://www.w3.org/ns/formats/TriG",
-    "rdf": "http://www.w3.org/ns/formats/RDF_XML",
-    "jsonld": "http://www.w3.org/ns/formats/JSON-LD",
-}
-
 _PROPERTIES = """
 SELECT ?p (COUNT(*) AS ?n) WHERE { SELECT DISTINCT ?s ?p ?o WHERE { ?s ?p ?o } }
 GROUP BY ?p ORDER BY ?p
@@ -93,18 +84,18 @@ class VoidDescription:
         lines += [f"{d} <{DCTERMS_NS}license> {iri(lic)}" for lic in self.licenses]
         for url in self.dumps:
             lines.append(f"{d} <{void}dataDump> {iri(url)}")
-            feature = FORMAT_FEATURES.get(_extension(url))
-            if feature:
-                lines.append(f"{d} <{void}feature> {iri(feature)}")
+            fmt = _dump_format(url)
+            if fmt is not None:
+                lines.append(f"{d} <{void}feature> {iri(fmt.w3c)}")
         for cls, n in self.classes.items():
-            part = iri(f"{self.dataset}/class/{segment(_short(cls))}")
+            part = iri(f"{self.dataset}/class/{segment(shorten(cls, VOID_PREFIXES) or cls)}")
             lines += [
                 f"{d} <{void}classPartition> {part}",
                 f"{part} <{void}class> {iri(cls)}",
                 f"{part} <{void}entities> {integer(n)}",
             ]
         for prop, n in self.properties.items():
-            part = iri(f"{self.dataset}/property/{segment(_short(prop))}")
+            part = iri(f"{self.dataset}/property/{segment(shorten(prop, VOID_PREFIXES) or prop)}")
             lines += [
                 f"{d} <{void}propertyPartition> {part}",
                 f"{part} <{void}property> {iri(prop)}",
@@ -119,23 +110,11 @@ class VoidDescription:
         return convert(text, fmt, VOID_PREFIXES)
 
 
-def _short(value: str) -> str:
-    for prefix, ns in VOID_PREFIXES.items():
-        if value.startswith(ns) and len(value) > len(ns):
-            return f"{prefix}:{value[len(ns) :]}"
-    return value
-
-
-def _expand(short: str) -> str:
-    prefix, sep, local = short.partition(":")
-    if sep and prefix in PREFIXES and not local.startswith("//"):
-        return PREFIXES[prefix] + local
-    return short
-
-
-def _extension(url: str) -> str:
+def _dump_format(url: str) -> Format | None:
+    """The export format of a dump file, by its extension (before any `.gz`)."""
     name = url.rsplit("/", 1)[-1].removesuffix(".gz")
-    return name.rsplit(".", 1)[-1] if "." in name else ""
+    fmt = by_extension(name.rsplit(".", 1)[-1]) if "." in name else None
+    return fmt if fmt is not None and fmt.writable else None
 
 
 def namespace(value: str) -> str:
@@ -165,7 +144,7 @@ def dump_files(directory: Path) -> list[Path]:
     return sorted(
         p
         for p in directory.iterdir()
-        if p.is_file() and _extension(p.name) in FORMAT_FEATURES and p.name.split(".", 1)[0] == "kg"
+        if p.is_file() and _dump_format(p.name) is not None and p.name.split(".", 1)[0] == "kg"
     )
 
 
@@ -189,7 +168,7 @@ def describe(
         for row in _select(store, _PROPERTIES).rows
         if row[0] is not None and row[1] is not None
     }
-    classes = {_expand(name): n for name, n in sorted(stats.classes.items())}
+    classes = {expand(name): n for name, n in sorted(stats.classes.items())}
     vocabularies = sorted({namespace(i) for i in (*properties, *classes)})
     examples = [row[0].value for row in _select(store, _EXAMPLES).rows if row[0] is not None]
     licenses = [row[0].value for row in _select(store, _LICENSES).rows if row[0] is not None]

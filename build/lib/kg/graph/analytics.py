@@ -31,13 +31,16 @@ def _run(name: str, backend: str | None, call: Any) -> Any:
     except ImportError as exc:
         raise UsageError(
             f"NetworkX backend {backend!r} is not installed ({exc}); install it "
-            "(pip install graphblas-algorithms, or nx-cugraph-cu12 for GPUs) or drop --backend"
+            "(pip install graphblas-algorithms, or nx-cugraph-cu12 for GPUs) or drop "
+            "{parameter}",
+            parameter="backend",
         ) from None
     except NotImplementedError as exc:
         raise UsageError(
-            f"backend {backend!r} has no {name} ({exc}); drop --backend and let NetworkX "
+            f"backend {backend!r} has no {name} ({exc}); drop {{parameter}} and let NetworkX "
             f"dispatch instead: NETWORKX_BACKEND_PRIORITY={backend} NETWORKX_FALLBACK_TO_NX=1 "
-            "runs what the backend has there and the rest in NetworkX"
+            "runs what the backend has there and the rest in NetworkX",
+            parameter="backend",
         ) from None
 
 

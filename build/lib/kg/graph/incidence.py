@@ -15,71 +15,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from urllib.parse import unquote
 
 import numpy as np
 import scipy.sparse as sp
 
 from kg.errors import UsageError
+from kg.graph.relations import ALL, RELATIONS, Relation, fallback_label, relation_names
 from kg.rdf.store import GraphStore
-from kg.rdf.vocab import KG, STD
-
-
-@dataclass(frozen=True)
-class Relation:
-    """How papers reach one kind of item."""
-
-    name: str  # "methods": the value of --by
-    item_type: str  # "Method": the `type` attribute of item nodes
-    path: str  # SPARQL property path from a paper to an item
-    description: str
-
-
-RELATIONS: dict[str, Relation] = {
-    r.name: r
-    for r in (
-        Relation(
-            "methods",
-            "Method",
-            f"{KG.usesMethod}|{KG.introducesMethod}",
-            "methods the paper uses or introduces",
-        ),
-        Relation("repositories", "Repository", KG.hasRepository, "code repositories linked"),
-        Relation(
-            "tasks",
-            "Task",
-            f"{KG.hasTask}|({KG.hasResult}/{KG.onTask})",
-            "tasks the paper addresses or reports results on",
-        ),
-        Relation("authors", "Author", STD.creator, "authors"),
-        Relation(
-            "datasets",
-            "Dataset",
-            f"{KG.introducesDataset}|({KG.hasResult}/{KG.onDataset})",
-            "datasets the paper introduces or reports results on",
-        ),
-    )
-}
-ALL = "all"
-#: What --by accepts.
-BY_CHOICES = (*RELATIONS, ALL)
-
-
-def relation_names(by: str | Sequence[str]) -> tuple[str, ...]:
-    """Validate --by: a relation name, `all`, or several names (a list or comma-separated)."""
-    names = by.split(",") if isinstance(by, str) else list(by)
-    out: list[str] = []
-    for name in names:
-        key = name.strip().lower()
-        if key == ALL:
-            return tuple(RELATIONS)
-        if key not in RELATIONS:
-            raise UsageError(f"unknown relation {name!r}; use one of: {', '.join(BY_CHOICES)}")
-        if key not in out:
-            out.append(key)
-    if not out:
-        raise UsageError(f"no relation given; use one of: {', '.join(BY_CHOICES)}")
-    return tuple(r for r in RELATIONS if r in out)  # canonical order
+from kg.rdf.vocab import STD
 
 
 @dataclass
@@ -209,7 +152,9 @@ class Incidence:
         missing = [r for r in relations if r not in self.relations]
         if missing:
             raise UsageError(
-                f"relation {missing[0]!r} was not loaded; load it with --by {missing[0]}"
+                f"relation {missing[0]!r} was not loaded; load it with {{parameter}} "
+                f"{missing[0]}",
+                parameter="by",
             )
         keep = np.flatnonzero(np.isin(self.item_relation, wanted))
         remap = {old: new for new, old in enumerate(wanted)}
@@ -258,11 +203,6 @@ LABEL_QUERY = (
     f"{{ ?x {STD.label} ?label }} UNION {{ ?x {STD.foaf_name} ?label }} "
     f"UNION {{ ?x {STD.title} ?label }} }}"
 )
-
-
-def fallback_label(iri: str) -> str:
-    """The last path segment of an IRI, decoded: what is shown when nothing names it."""
-    return unquote(iri.rstrip("/").rsplit("/", 1)[-1])
 
 
 def labels(store: GraphStore | None, iris: Iterable[str], batch: int = 500) -> dict[str, str]:

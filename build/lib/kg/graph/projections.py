@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,59 +27,17 @@ import numpy as np
 import scipy.sparse as sp
 
 from kg.errors import UsageError
-from kg.graph.incidence import RELATIONS, Incidence, labels, load_incidence, relation_names
+from kg.graph.incidence import Incidence, labels, load_incidence
+from kg.graph.relations import (
+    RELATIONS,
+    graph_format,
+    projection_kind,
+    relation_names,
+)
 from kg.rdf.store import GraphStore
 
 #: A projection larger than this many candidate pairs is refused before it is computed.
 MAX_PAIRS = 50_000_000
-
-
-@dataclass(frozen=True)
-class ProjectionKind:
-    name: str
-    mode: str  # "bipartite", "papers" or "items"
-    relation: str | None  # the item relation; None for paper-paper (it takes --by)
-    description: str
-
-
-def _kinds() -> dict[str, ProjectionKind]:
-    kinds: dict[str, ProjectionKind] = {}
-    for name, rel in RELATIONS.items():
-        item = rel.item_type.lower()
-        kinds[f"paper-{item}"] = ProjectionKind(
-            f"paper-{item}", "bipartite", name, f"papers and their {rel.description}"
-        )
-    kinds["paper-paper"] = ProjectionKind(
-        "paper-paper", "papers", None, "papers linked by the items they share (--by)"
-    )
-    for name, rel in RELATIONS.items():
-        item = rel.item_type.lower()
-        kinds[f"{item}-{item}"] = ProjectionKind(
-            f"{item}-{item}", "items", name, f"{name} linked by the papers they share"
-        )
-    return kinds
-
-
-KINDS = _kinds()
-ALIASES = {
-    "coauthorship": "author-author",
-    "co-authorship": "author-author",
-    "method-cooccurrence": "method-method",
-    "method-co-occurrence": "method-method",
-    "repository-couse": "repository-repository",
-    "repository-co-use": "repository-repository",
-}
-
-
-def projection_kind(name: str) -> ProjectionKind:
-    key = name.strip().lower()
-    key = ALIASES.get(key, key)
-    kind = KINDS.get(key)
-    if kind is None:
-        raise UsageError(
-            f"unknown graph kind {name!r}; use one of: {', '.join([*KINDS, *ALIASES])}"
-        )
-    return kind
 
 
 def _item_type(inc: Incidence, column: int) -> str:
@@ -128,7 +85,10 @@ def _without_common(inc: Incidence, max_share: float | None) -> Incidence:
     if max_share is None:
         return inc
     if not 0 < max_share <= 1:
-        raise UsageError("--max-share is a fraction of the papers, above 0 and at most 1")
+        raise UsageError(
+            "{parameter} is a fraction of the papers, above 0 and at most 1",
+            parameter="max_share",
+        )
     limit = max_share * max(1, int((inc.paper_items > 0).sum()))
     keep = np.flatnonzero(inc.item_papers <= limit)
     return Incidence(
@@ -144,8 +104,10 @@ def _check_size(pairs: float, what: str) -> None:
     if pairs > MAX_PAIRS:
         raise UsageError(
             f"the {what} projection would weigh up to {int(pairs):,} pairs, more than "
-            f"{MAX_PAIRS:,}; leave out ubiquitous items with --max-share (e.g. 0.01), "
-            "choose another --by, or use `kg similar` (which ranks without projecting)"
+            f"{MAX_PAIRS:,}; leave out ubiquitous items with {{parameter}} (e.g. 0.01), "
+            "compare by fewer relations, or rank similar papers instead (which needs no "
+            "projection)",
+            parameter="max_share",
         )
 
 
@@ -236,7 +198,7 @@ def project(
     """The graph of `kind` drawn from the store, with labels on every node."""
     spec = projection_kind(kind)
     if min_weight < 1:
-        raise UsageError("--min-weight must be at least 1")
+        raise UsageError("{parameter} must be at least 1", parameter="min_weight")
     relations = relation_names(by) if spec.relation is None else (spec.relation,)
     inc = incidence if incidence is not None else load_incidence(store, relations)
     if incidence is not None:
@@ -256,19 +218,6 @@ def project(
 
 
 # --- files --------------------------------------------------------------------------------
-
-GRAPH_FORMATS = {".graphml": "graphml", ".gexf": "gexf", ".json": "node-link JSON"}
-
-
-def graph_format(path: Path) -> str:
-    suffix = path.suffix.lower()
-    if suffix not in GRAPH_FORMATS:
-        raise UsageError(
-            f"cannot tell the graph format of {path.name!r}; end the file name with "
-            f"{', '.join(GRAPH_FORMATS)} (GraphML, GEXF or node-link JSON)"
-        )
-    return GRAPH_FORMATS[suffix]
-
 
 def write_graph(graph: nx.Graph, path: Path) -> str:
     """Write GraphML, GEXF or node-link JSON, by the file's extension. Returns the format."""

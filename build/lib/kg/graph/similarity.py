@@ -34,13 +34,14 @@ import numpy as np
 import scipy.sparse as sp
 
 from kg.errors import NotFoundError, UsageError
-from kg.graph.incidence import (
+from kg.graph.incidence import Incidence, labels, load_incidence
+from kg.graph.relations import (
     ALL,
+    DEFAULT_BY,
+    DEFAULT_METRIC,
+    METRIC_NAMES,
     RELATIONS,
-    Incidence,
     fallback_label,
-    labels,
-    load_incidence,
     relation_names,
 )
 from kg.ingest.identity import arxiv_id, slug_from_url
@@ -185,8 +186,8 @@ METRICS: dict[str, Metric] = {
         ),
     )
 }
-DEFAULT_METRIC = "idf"
-DEFAULT_BY = ALL
+if tuple(METRICS) != METRIC_NAMES:  # the CLI lists METRIC_NAMES without importing numpy
+    raise RuntimeError("kg.graph.relations.METRIC_NAMES must name the metrics of METRICS")
 
 
 def metric_named(name: str) -> Metric:
@@ -428,7 +429,7 @@ class SimilarityIndex:
     def top_rows(self, rows: Array, k: int) -> tuple[Array, Array]:
         """Exact top-k for a block of papers (see the module docstring for the method)."""
         if k < 1:
-            raise UsageError("--top must be at least 1")
+            raise UsageError("{parameter} must be at least 1", parameter="top")
         rows = np.asarray(rows, dtype=np.int64)
         block = len(rows)
         neighbours = np.full((block, k), -1, dtype=np.int64)
@@ -605,11 +606,6 @@ class SimilarityIndex:
         wanted = (score > 0) & (score >= floor[cr])
         return cr[wanted], cp[wanted], score[wanted]
 
-    @staticmethod
-    def _entries(matrix: sp.csr_matrix) -> tuple[Array, Array, Array]:
-        rows = np.repeat(np.arange(matrix.shape[0]), np.diff(matrix.indptr))
-        return rows, matrix.indices.astype(np.int64), np.asarray(matrix.data, dtype=np.float64)
-
     def _pair_sums(self, rows: Array, papers: Array, qkeys: Array, qweights: Array) -> Array:
         """For each (block row, paper): the sum of weights of the items they share."""
         out = np.zeros(len(rows))
@@ -758,7 +754,7 @@ def similar(
     chosen = metric_named(metric)
     relations = relation_names(by)
     if top < 1:
-        raise UsageError("--top must be at least 1")
+        raise UsageError("{parameter} must be at least 1", parameter="top")
     iri = resolve_paper(store, paper, base_iri)
     inc = incidence if incidence is not None else load_incidence(store, relations)
     index = SimilarityIndex(inc, chosen)

@@ -186,8 +186,3 @@ class PaperAliases:
         self._cache.clear()  # cached lookups may name a renamed IRI
         self.renamed += len(final)
         return self.store.rename_iris(final)
-
-    def flushed(self) -> int:
-        """`seal` and `written` at once, for a batch written synchronously."""
-        self.seal()
-        return self.written()

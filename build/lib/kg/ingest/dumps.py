@@ -33,8 +33,10 @@ from kg.ingest.mapping import (
     Kind,
     Mapped,
     RecordMapper,
+    Triple,
     canonical_json,
     code_link_key,
+    content_hash,
     result_id,
     web_iri,
 )
@@ -95,12 +97,7 @@ class DumpMapper(RecordMapper):
 
     def __init__(self, data: Any, ctx: Context) -> None:
         super().__init__(data, ctx)
-        text = canonical_json(data)
-        try:
-            encoded = text.encode("utf-8")
-        except UnicodeEncodeError:  # N-Quads must be UTF-8: reject up front, not at write
-            raise RecordError("holds invalid Unicode (a lone surrogate)") from None
-        self.hash = "sha256:" + hashlib.sha256(encoded).hexdigest()
+        self.hash = content_hash(data)  # a lone surrogate is rejected here, not at write
         self.dump = ctx.iris.dump(dump_name(ctx.source_file), ctx.snapshot)
         self.skipped: list[str] = []  # values left out, reported like unknown keys
 
@@ -124,12 +121,7 @@ class DumpMapper(RecordMapper):
 
     def entry(self, graph: str, subject: str) -> Mapped:
         """The finished unit: this entry's provenance added, repeated triples dropped."""
-        g = iri(graph)
-        self.add(g, STD.type, KG.DumpEntry)
-        self.add(g, STD.type, STD.prov_Entity)
-        self.add(g, STD.primaryTopic, iri(subject))
-        self.add(g, STD.wasDerivedFrom, iri(self.dump))
-        self.add(g, KG.contentHash, literal(self.hash))
+        self.t.extend(entry_provenance(graph, subject, self.dump, self.hash))
         return Mapped(
             graph=graph,
             subject=subject,
@@ -694,6 +686,19 @@ def _papers(value: Any, ctx: Context) -> list[Mapped]:
     return PaperMapper(value, ctx).map_all()
 
 
+def entry_provenance(graph: str, subject: str, dump: str, unit_hash: str) -> list[Triple]:
+    """What a dump entry's graph says of itself: what it is about, which dump it came from,
+    and the hash that tells a changed entry from an unchanged one."""
+    g = iri(graph)
+    return [
+        f"{g} {STD.type} {KG.DumpEntry}",
+        f"{g} {STD.type} {STD.prov_Entity}",
+        f"{g} {STD.primaryTopic} {iri(subject)}",
+        f"{g} {STD.wasDerivedFrom} {iri(dump)}",
+        f"{g} {KG.contentHash} {literal(unit_hash)}",
+    ]
+
+
 def dump_units(kind: str) -> Callable[[Context], Iterable[Mapped]]:
     """The unit that describes a dump file itself: its `kg:Dump` node, in its own graph."""
 
@@ -703,15 +708,10 @@ def dump_units(kind: str) -> Callable[[Context], Iterable[Mapped]]:
         graph = ctx.iris.dump_graph("dump", dump.removeprefix(f"{ctx.iris.base}dump/"))
         # The file name and ingest time are not hashed: the same dump read again, under
         # any name, is unchanged.
-        digest = canonical_json({"kind": kind, "name": name, "snapshot": ctx.snapshot})
-        content_hash = "sha256:" + hashlib.sha256(digest.encode("utf-8")).hexdigest()
-        g, n = iri(graph), iri(dump)
+        unit_hash = content_hash({"kind": kind, "name": name, "snapshot": ctx.snapshot})
+        n = iri(dump)
         triples = [
-            f"{g} {STD.type} {KG.DumpEntry}",
-            f"{g} {STD.type} {STD.prov_Entity}",
-            f"{g} {STD.primaryTopic} {n}",
-            f"{g} {STD.wasDerivedFrom} {n}",
-            f"{g} {KG.contentHash} {literal(content_hash)}",
+            *entry_provenance(graph, dump, dump, unit_hash),
             f"{n} {STD.type} {KG.Dump}",
             f"{n} {STD.type} {STD.prov_Entity}",
             f"{n} {KG.dumpKind} {literal(kind)}",
@@ -724,7 +724,7 @@ def dump_units(kind: str) -> Callable[[Context], Iterable[Mapped]]:
             triples.append(f"{n} {KG.snapshot} {typed(ctx.snapshot, XSD.date)}")
         if ctx.ingested_at:
             triples.append(f"{n} {KG.ingestedAt} {typed(ctx.ingested_at, XSD.dateTime)}")
-        return [Mapped(graph, dump, content_hash, triples)]
+        return [Mapped(graph, dump, unit_hash, triples)]
 
     return units
 

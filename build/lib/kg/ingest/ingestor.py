@@ -123,9 +123,15 @@ class Ingestor:
         on_progress: Callable[[IngestReport], None] | None = None,
     ) -> None:
         if kind is not None and kind not in KINDS:
-            raise UsageError(f"unknown --kind {kind!r}; use one of: {', '.join(sorted(KINDS))}")
+            raise UsageError(
+                f"unknown {{parameter}} {kind!r}; use one of: {', '.join(sorted(KINDS))}",
+                parameter="kind",
+            )
         if snapshot is not None and iso_date(snapshot) != snapshot:
-            raise UsageError(f"--snapshot {snapshot!r} is not a date: give YYYY-MM-DD")
+            raise UsageError(
+                f"{{parameter}} {snapshot!r} is not a date: give YYYY-MM-DD",
+                parameter="snapshot",
+            )
         self.snapshot = snapshot
         self.store = store
         self.iris = iris
@@ -359,13 +365,16 @@ class Ingestor:
         seen: dict[str, str] = {}
         for unit in self._units(self._items(names)):
             if isinstance(unit, RecordError):
-                raise KgError(f"{unit} (--strict: nothing was written)")
+                raise KgError(
+                    f"{unit} ({{parameter}}: nothing was written)", parameter="strict"
+                )
             earlier = seen.setdefault(unit.mapped.graph, unit.mapped.content_hash)
             if earlier != unit.mapped.content_hash:
                 raise KgError(
                     f"{unit.source}:{unit.locator}: duplicate record for "
                     f"{self.iris.local_key(unit.mapped.subject)} with different content "
-                    "(--strict: nothing was written)"
+                    "({parameter}: nothing was written)",
+                    parameter="strict",
                 )
         self.report = IngestReport()
         self._pass()

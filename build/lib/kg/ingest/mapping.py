@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from kg.config import MAX_FIELD_CHARS
 from kg.errors import RecordError
 from kg.ingest.fields import Obj, invalid_unicode_path
 from kg.ingest.identity import Iris, RepoRef, arxiv_id, pwc_slug, repository, slug_from_url
@@ -36,8 +37,16 @@ def canonical_json(value: Any) -> str:
 
 
 def content_hash(data: Any) -> str:
-    text = canonical_json(data).encode("utf-8", "surrogatepass")
-    return "sha256:" + hashlib.sha256(text).hexdigest()
+    """kg's content hash of a JSON value: sha256 of its canonical JSON, as `sha256:<hex>`.
+
+    A value holding a lone surrogate cannot become UTF-8 N-Quads: it is a RecordError that
+    names the field."""
+    try:
+        encoded = canonical_json(data).encode("utf-8")
+    except UnicodeEncodeError:
+        where = invalid_unicode_path(data) or ""
+        raise RecordError("holds invalid Unicode (a lone surrogate)", field=where) from None
+    return "sha256:" + hashlib.sha256(encoded).hexdigest()
 
 
 @dataclass
@@ -72,7 +81,7 @@ class Context:
     iris: Iris
     source_file: str = ""
     ingested_at: str | None = None  # xsd:dateTime lexical form
-    max_chars: int = 1_000_000
+    max_chars: int = MAX_FIELD_CHARS
     snapshot: str | None = None  # the input's snapshot date (YYYY-MM-DD), for dump provenance
     papers: PaperResolver | None = None  # the run's alias index; None: the plain identity rule
     memo: dict[str, Any] = field(default_factory=dict)  # per-run scratch space of the mappers
@@ -275,14 +284,9 @@ class RecordMapper:
     # -- the record ------------------------------------------------------------------------
     def map(self) -> Mapped:
         root = self.root
-        # A lone surrogate anywhere (a key, a value kept as JSON) cannot become UTF-8
-        # N-Quads: reject the record up front, naming the field.
-        canonical = canonical_json(self.data)
-        try:
-            encoded = canonical.encode("utf-8")
-        except UnicodeEncodeError:
-            where = invalid_unicode_path(self.data) or ""
-            raise RecordError("holds invalid Unicode (a lone surrogate)", field=where) from None
+        # Hashed first: a lone surrogate anywhere (a key, a value kept as JSON) rejects the
+        # record up front, naming the field.
+        self.hash = content_hash(self.data)
         paper_iri, key = paper_identity(root, self.iris)
         if self.ctx.papers is not None:  # known by slug elsewhere? (the graph keeps `key`)
             date, arxiv_raw = root.text("date"), root.text("arxiv_id")
@@ -292,7 +296,6 @@ class RecordMapper:
                 title=root.text("title"),
                 year=date[:4] if date else None,
             )
-        self.hash = "sha256:" + hashlib.sha256(encoded).hexdigest()  # = content_hash(self.data)
         graph_iri = self.iris.record_graph(key)
         p, g = iri(paper_iri), iri(graph_iri)
         self.paper_iri = paper_iri

@@ -40,7 +40,7 @@ from typing import Any, Literal
 
 import yaml
 
-from kg.errors import InputError, NotFoundError, ParameterError
+from kg.errors import InputError, NotFoundError, Param, ParameterError
 from kg.ingest.identity import Iris, pwc_slug, repository
 from kg.rdf.results import QueryResult, Term
 from kg.rdf.sparql_scan import located_tokens
@@ -274,7 +274,9 @@ def load_queries(directory: Path | None = None) -> dict[str, NamedQuery]:
     """Every `*.rq` in the directory (default: kg's `queries/`), by name, sorted."""
     root = queries_dir() if directory is None else directory
     if not root.is_dir():
-        raise NotFoundError(f"no query directory at {root}; point --queries at one")
+        raise NotFoundError(
+            f"no query directory at {root}; point {{parameter}} at one", parameter="queries"
+        )
     out: dict[str, NamedQuery] = {}
     for path in sorted(root.glob("*.rq")):
         query = load_query(path)
@@ -396,8 +398,9 @@ def bind(query: NamedQuery, values: Mapping[str, str], base_iri: str) -> dict[st
         if value is None:
             if param.required:
                 raise ParameterError(
-                    f"query {query.name!r} needs --param {param.name}=… "
-                    f"({param.describe()}; e.g. {param.name}={param.example})"
+                    f"query {query.name!r} needs {{parameter}}=… "
+                    f"({param.describe()}; e.g. {param.name}={param.example})",
+                    parameter=Param(param.name, "query"),
                 )
             continue
         bound[param.name] = to_term(param, value, iris)
@@ -411,9 +414,9 @@ def parse_assignments(items: Iterable[str]) -> dict[str, str]:
         key, sep, value = item.partition("=")
         key = key.strip()
         if not sep or not key:
-            raise ParameterError(f"--param {item[:60]!r} must look like name=value")
+            raise ParameterError(f"parameter {item[:60]!r} must look like name=value")
         if key in out:
-            raise ParameterError(f"--param {key} is given twice")
+            raise ParameterError("{parameter} is given twice", parameter=Param(key, "query"))
         out[key] = value
     return out
 
@@ -422,12 +425,8 @@ def parse_assignments(items: Iterable[str]) -> dict[str, str]:
 
 
 def sparql_term(term: Term) -> str:
-    """A term in SPARQL syntax, safe to place in a VALUES block.
-
-    Besides the usual escapes, a `u`/`U` right after an escaped backslash is written as a
-    codepoint escape: SPARQL processes `\\uXXXX` before parsing, and some servers do so
-    without regard to a preceding backslash, which would let `\\u0022` close the string.
-    """
+    """A term in SPARQL syntax, safe to place in a VALUES block: its IRIs, language tag and
+    datatype are checked, and its string escaped by kg.rdf.terms.escape_string."""
     if term.kind == "uri":
         return _iri_term(term.value, "IRI").n3()
     if term.kind != "literal":
@@ -436,29 +435,7 @@ def sparql_term(term: Term) -> str:
         raise ParameterError(f"{term.lang!r} is not a language tag")
     if term.datatype:
         _iri_term(term.datatype, "datatype")
-    out: list[str] = ['"']
-    escaped_backslash = False
-    for ch in term.value:
-        if escaped_backslash and ch in "uU":
-            out.append("\\u0075" if ch == "u" else "\\u0055")
-        elif ch == "\\":
-            out.append("\\\\")
-        elif ch == '"':
-            out.append('\\"')
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\r":
-            out.append("\\r")
-        else:
-            out.append(ch)
-        escaped_backslash = ch == "\\"
-    out.append('"')
-    text = "".join(out)
-    if term.lang:
-        return f"{text}@{term.lang}"
-    if term.datatype and term.datatype != XSD.string:
-        return f"{text}^^<{term.datatype}>"
-    return text
+    return term.n3()  # kg.rdf.terms.escape_string writes the string
 
 
 _FORMS = ("SELECT", "ASK", "DESCRIBE", "CONSTRUCT")

@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 
 from kg.errors import EndpointError, KgError, QueryTimeoutError, UsageError
+from kg.rdf.formats import find_rdf_format, results_format
 from kg.rdf.results import AskResult, GraphResult, QueryResult, Row, SelectResult, Term
 from kg.rdf.store import parse_to_ntriples
 
@@ -25,14 +26,7 @@ ACCEPT = (
     "application/sparql-results+json, application/n-triples;q=0.9, text/turtle;q=0.8, "
     "application/rdf+xml;q=0.5"
 )
-_RDF_MEDIA_TYPES = {
-    "application/n-triples": "ntriples",
-    "text/plain": "ntriples",  # N-Triples from servers that predate its media type
-    "text/turtle": "turtle",
-    "application/x-turtle": "turtle",
-    "application/rdf+xml": "rdfxml",
-}
-_JSON_MEDIA_TYPES = ("application/sparql-results+json", "application/json")
+_JSON_MEDIA_TYPES = (results_format("json").media_type, *results_format("json").media_aliases)
 _TAGS = re.compile(r"<[^>]+>")
 _MESSAGE_CHARS = 300
 
@@ -96,7 +90,9 @@ class Endpoint:
                 "endpoint, such as http://localhost:7878/query"
             )
         if timeout <= 0:
-            raise UsageError("--timeout must be a positive number of seconds")
+            raise UsageError(
+                "{parameter} must be a positive number of seconds", parameter="timeout"
+            )
         self.url = url
         self.timeout = timeout
 
@@ -106,8 +102,9 @@ class Endpoint:
         media_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
         if media_type in _JSON_MEDIA_TYPES:
             return parse_sparql_json(response.content, self.url)
-        fmt = _RDF_MEDIA_TYPES.get(media_type)
-        if fmt is not None:
+        rdf = find_rdf_format(media_type) if media_type else None
+        if rdf is not None:
+            fmt = rdf.name
             try:
                 return GraphResult(parse_to_ntriples(response.content, fmt))
             except KgError as exc:
@@ -132,8 +129,9 @@ class Endpoint:
             )
         except httpx.TimeoutException:
             raise QueryTimeoutError(
-                f"{self.url} did not answer within {self.timeout:g} s; raise --timeout or "
-                "narrow the query"
+                f"{self.url} did not answer within {self.timeout:g} s; raise {{parameter}} or "
+                "narrow the query",
+                parameter="timeout",
             ) from None
         except httpx.HTTPError as exc:
             reason = str(exc) or type(exc).__name__

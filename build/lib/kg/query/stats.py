@@ -7,7 +7,7 @@ from typing import Any
 
 from kg.rdf.results import SelectResult
 from kg.rdf.store import GraphStore
-from kg.rdf.vocab import KG_NS, PREFIXES
+from kg.rdf.vocab import KG_NS, shorten
 
 _CLASSES = """
 SELECT ?class (COUNT(DISTINCT ?s) AS ?n) WHERE { ?s a ?class } GROUP BY ?class ORDER BY ?class
@@ -33,13 +33,6 @@ class Stats:
         }
 
 
-def short(iri: str) -> str:
-    for prefix, ns in PREFIXES.items():
-        if iri.startswith(ns):
-            return f"{prefix}:{iri[len(ns) :]}"
-    return iri
-
-
 def compute(store: GraphStore, base_iri: str) -> Stats:
     classes = store.query(_CLASSES)
     triples = store.query(_TRIPLES)
@@ -47,7 +40,7 @@ def compute(store: GraphStore, base_iri: str) -> Stats:
     counts: dict[str, int] = {}
     for cls, n in classes.rows:
         if cls is not None and n is not None:
-            counts[short(cls.value)] = int(n.value)
+            counts[shorten(cls.value) or cls.value] = int(n.value)
     graphs = list(store.named_graphs())
     record_prefix = base_iri.rstrip("/") + "/graph/record/"
     n_triples = triples.rows[0][0]

@@ -9,12 +9,12 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Literal as TypingLiteral
 
 from kg.rdf.terms import literal as nt_literal
-from kg.rdf.vocab import XSD
+from kg.rdf.vocab import XSD, shorten
 
 TermKind = TypingLiteral["uri", "literal", "bnode", "triple"]
 
@@ -167,18 +167,10 @@ def compact(term: Term | None, prefixes: dict[str, str]) -> str:
     if term is None:
         return ""
     if term.kind == "uri":
-        for prefix, ns in prefixes.items():
-            if term.value.startswith(ns) and len(term.value) > len(ns):
-                return f"{prefix}:{term.value[len(ns) :]}"
-        return f"<{term.value}>"
+        return shorten(term.value, prefixes) or f"<{term.value}>"
     return term.value
 
 
 def table_rows(result: SelectResult, prefixes: dict[str, str]) -> Iterator[list[str]]:
     for row in result.rows:
         yield [compact(t, prefixes) for t in row]
-
-
-def iter_terms(rows: Iterable[Row]) -> Iterator[Term]:
-    for row in rows:
-        yield from (t for t in row if t is not None)

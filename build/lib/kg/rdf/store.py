@@ -38,6 +38,7 @@ from kg.errors import (
     StoreMissingError,
     UsageError,
 )
+from kg.rdf import formats
 from kg.rdf.results import AskResult, GraphResult, QueryResult, Row, SelectResult, Term
 from kg.rdf.sparql_scan import scan
 from kg.rdf.vocab import KG
@@ -55,56 +56,12 @@ _PIN_NUMBERS = itertools.count()
 #: How often opening a snapshot is tried while a writer deletes the files being linked.
 _SNAPSHOT_ATTEMPTS = 10
 
-_RDF_FORMATS: dict[str, ox.RdfFormat] = {
-    "turtle": ox.RdfFormat.TURTLE,
-    "ttl": ox.RdfFormat.TURTLE,
-    "ntriples": ox.RdfFormat.N_TRIPLES,
-    "nt": ox.RdfFormat.N_TRIPLES,
-    "nquads": ox.RdfFormat.N_QUADS,
-    "nq": ox.RdfFormat.N_QUADS,
-    "trig": ox.RdfFormat.TRIG,
-    "rdfxml": ox.RdfFormat.RDF_XML,
-    "rdf": ox.RdfFormat.RDF_XML,
-    "xml": ox.RdfFormat.RDF_XML,
-    "owl": ox.RdfFormat.RDF_XML,
-    "jsonld": ox.RdfFormat.JSON_LD,
-    "json-ld": ox.RdfFormat.JSON_LD,
-    "n3": ox.RdfFormat.N3,
-}
-_RESULT_FORMATS: dict[str, ox.QueryResultsFormat] = {
-    "json": ox.QueryResultsFormat.JSON,
-    "xml": ox.QueryResultsFormat.XML,
-    "csv": ox.QueryResultsFormat.CSV,
-    "tsv": ox.QueryResultsFormat.TSV,
-}
-
-
 def rdf_format(name: str) -> ox.RdfFormat:
-    """An RDF format by name, extension or media type (`turtle`, `ttl`, `text/turtle`)."""
-    key = name.lower().strip().lstrip(".")
-    fmt = (
-        _RDF_FORMATS.get(key)
-        or ox.RdfFormat.from_media_type(key)
-        or ox.RdfFormat.from_extension(key)
-    )
-    if fmt is None:
-        raise UsageError(
-            f"unknown RDF format {name!r}; use one of: {', '.join(sorted(set(_RDF_FORMATS)))}"
-        )
+    """Oxigraph's format for a kg.rdf.formats name, alias, extension or media type."""
+    fmt = ox.RdfFormat.from_media_type(formats.rdf_format(name).media_type)
+    if fmt is None:  # every registry format is one Oxigraph knows (tests/test_formats.py)
+        raise UsageError(f"Oxigraph cannot read or write {name!r}")
     return fmt
-
-
-def rdf_format_info(name: str) -> tuple[str, str, bool]:
-    """(media type, file extension, holds named graphs) for an RDF format name."""
-    fmt = rdf_format(name)
-    return fmt.media_type, fmt.file_extension, fmt.supports_datasets
-
-
-def results_format_info(name: str) -> tuple[str, str]:
-    fmt = _RESULT_FORMATS.get(name.lower()) or ox.QueryResultsFormat.from_media_type(name)
-    if fmt is None:
-        raise UsageError(f"unknown results format {name!r}; use one of: json, xml, csv, tsv")
-    return fmt.media_type, fmt.file_extension
 
 
 # --- terms --------------------------------------------------------------------------------
@@ -601,48 +558,6 @@ class GraphStore:
         width = len(result.variables)
         for solution in result:
             yield tuple(None if solution[i] is None else solution[i].value for i in range(width))
-
-    def query_serialized(
-        self,
-        sparql: str,
-        media_type: str,
-        *,
-        substitutions: Mapping[str, Term] | None = None,
-        union: bool = True,
-        default_graphs: list[str] | None = None,
-        named_graphs: list[str] | None = None,
-    ) -> tuple[bytes, str]:
-        """Run SPARQL and serialise natively. Returns (body, content type)."""
-        return self.reading(
-            lambda: self._query_serialized(
-                sparql,
-                media_type,
-                substitutions=substitutions,
-                union=union,
-                default_graphs=default_graphs,
-                named_graphs=named_graphs,
-            )
-        )
-
-    def _query_serialized(
-        self,
-        sparql: str,
-        media_type: str,
-        *,
-        substitutions: Mapping[str, Term] | None = None,
-        union: bool = True,
-        default_graphs: list[str] | None = None,
-        named_graphs: list[str] | None = None,
-    ) -> tuple[bytes, str]:
-        """Run SPARQL and serialise natively. Returns (body, content type)."""
-        result = self._run(sparql, substitutions, union, default_graphs, named_graphs)
-        if isinstance(result, ox.QueryTriples):
-            fmt = ox.RdfFormat.from_media_type(media_type) or ox.RdfFormat.TURTLE
-            if fmt.supports_datasets:
-                fmt = ox.RdfFormat.TURTLE
-            return ox.serialize(result, format=fmt) or b"", fmt.media_type
-        rfmt = ox.QueryResultsFormat.from_media_type(media_type) or ox.QueryResultsFormat.JSON
-        return result.serialize(format=rfmt) or b"", rfmt.media_type
 
     def query_into(
         self,

@@ -20,13 +20,31 @@ _SEGMENT_UNSAFE = re.compile(
 _HAS_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
 
 
+def escape_string(value: str) -> str:
+    r"""A string's body in N-Triples, Turtle and SPARQL syntax: the one escaper kg has.
+
+    A `u`/`U` right after an escaped backslash is written as a codepoint escape: SPARQL
+    processes `\uXXXX` before parsing, and some servers do so without regard to a preceding
+    backslash, which would let `\u0022` close the string.
+
+    >>> print(escape_string('say "hi"\n'))
+    say \"hi\"\n
+    >>> print(escape_string("\\u0022"))
+    \\\u00750022
+    """
+    text = value.translate(_LITERAL_ESCAPES)
+    if "\\u" in text or "\\U" in text:  # only an escaped backslash puts one before u/U
+        text = text.replace("\\u", "\\\\u0075").replace("\\U", "\\\\u0055")
+    return text
+
+
 def literal(value: str) -> str:
     """A plain string literal (xsd:string is implied, so it is never written)."""
-    return f'"{value.translate(_LITERAL_ESCAPES)}"'
+    return f'"{escape_string(value)}"'
 
 
 def typed(value: str, datatype: str) -> str:
-    return f'"{value.translate(_LITERAL_ESCAPES)}"^^<{datatype}>'
+    return f'"{escape_string(value)}"^^<{datatype}>'
 
 
 def boolean(value: bool) -> str:

@@ -7,6 +7,7 @@ else in that namespace. Standard vocabularies are reused where they mean the sam
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Final
 
 KG_NS: Final = "https://w3id.org/kg/ontology#"
@@ -22,7 +23,6 @@ XSD_NS: Final = "http://www.w3.org/2001/XMLSchema#"
 OWL_NS: Final = "http://www.w3.org/2002/07/owl#"
 SKOS_NS: Final = "http://www.w3.org/2004/02/skos/core#"
 VOID_NS: Final = "http://rdfs.org/ns/void#"
-SH_NS: Final = "http://www.w3.org/ns/shacl#"
 
 #: Prefixes used in Turtle output, docs and query headers.
 PREFIXES: Final[dict[str, str]] = {
@@ -46,6 +46,30 @@ KG_TERMS: set[str] = set()
 def _kg(local: str) -> str:
     KG_TERMS.add(local)
     return f"<{KG_NS}{local}>"
+
+
+def shorten(iri: str, prefixes: Mapping[str, str] = PREFIXES) -> str | None:
+    """`prefix:local` for an IRI under one of `prefixes` (the longest namespace wins), else None.
+
+    >>> shorten("http://purl.org/dc/terms/title")
+    'dcterms:title'
+    >>> shorten("https://example.org/x") is None
+    True
+    """
+    best = ""
+    found = None
+    for prefix, ns in prefixes.items():
+        if len(ns) > len(best) and iri.startswith(ns) and len(iri) > len(ns):
+            best, found = ns, f"{prefix}:{iri[len(ns) :]}"
+    return found
+
+
+def expand(name: str, prefixes: Mapping[str, str] = PREFIXES) -> str:
+    """The IRI of a `prefix:local` name that `shorten` gave; anything else as it is."""
+    prefix, sep, local = name.partition(":")
+    if sep and prefix in prefixes and not local.startswith("//"):
+        return prefixes[prefix] + local
+    return name
 
 
 def iri(value: str) -> str:

@@ -38,6 +38,7 @@ from kg.errors import (
     ForbiddenError,
     KgError,
     NotFoundError,
+    Param,
     ParameterError,
     QuerySyntaxError,
     QueryTimeoutError,
@@ -45,28 +46,22 @@ from kg.errors import (
     UsageError,
 )
 from kg.export.rdfio import graph_text
-from kg.resources import static_dir
 from kg.query.named import NamedQuery, bind, load_queries, prepare_local, with_values
+from kg.rdf.formats import W3C_FORMATS, rdf_format
 from kg.rdf.results import AskResult, GraphResult, SelectResult, Term
 from kg.rdf.sparql_scan import Shape, Target, host_allowed, scan
 from kg.rdf.store import convert, parse_to_ntriples
 from kg.rdf.terms import is_absolute_iri
 from kg.rdf.vocab import PREFIXES
+from kg.resources import static_dir
 from kg.serve import conneg, linked_data
 from kg.serve.pool import QueryJob, QueryPool, Source
 
 STATIC_DIR = static_dir()
 _FORMAT_PARAM = "format"
-_GRAPH_FORMAT_NAMES = {
-    conneg.TURTLE: "turtle",
-    conneg.NTRIPLES: "ntriples",
-    conneg.JSONLD: "jsonld",
-    conneg.RDFXML: "rdfxml",
-}
 #: Linked Data pages run no script and load nothing (the icon is an empty data: URL).
 _PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 _SD = "http://www.w3.org/ns/sparql-service-description#"
-_FORMATS = "http://www.w3.org/ns/formats/"
 _IRI_FORBIDDEN = frozenset('<>"{}|^`\\ \t\r\n')
 
 _STATUS: tuple[tuple[type[KgError], int], ...] = (
@@ -387,22 +382,20 @@ class KgServer:
             features.append("sd:BasicFederatedQuery")
         turtle = f"""
 @prefix sd: <{_SD}> .
-@prefix fmt: <{_FORMATS}> .
 @prefix dcterms: <http://purl.org/dc/terms/> .
 <{endpoint}> a sd:Service ;
   dcterms:title "kg SPARQL endpoint" ;
   sd:endpoint <{endpoint}> ;
   sd:supportedLanguage {", ".join(languages)} ;
   sd:feature {", ".join(features)} ;
-  sd:resultFormat fmt:SPARQL_Results_JSON, fmt:SPARQL_Results_XML, fmt:SPARQL_Results_CSV,
-    fmt:SPARQL_Results_TSV, fmt:Turtle, fmt:N-Triples, fmt:JSON-LD, fmt:RDF_XML ;
+  sd:resultFormat {", ".join(f"<{f.w3c}>" for f in conneg.SERVED_FORMATS)} ;
   sd:defaultEntailmentRegime <http://www.w3.org/ns/entailment/Simple> ;
   sd:defaultDataset [ a sd:Dataset ; sd:defaultGraph [ a sd:Graph ] ] .
 """
         ntriples = parse_to_ntriples(turtle.encode(), "turtle")
-        fmt = _GRAPH_FORMAT_NAMES[media_type]
+        fmt = rdf_format(media_type).name
         if fmt in ("turtle", "rdfxml"):
-            body: str | bytes = convert(ntriples, fmt, {**PREFIXES, "sd": _SD, "fmt": _FORMATS})
+            body: str | bytes = convert(ntriples, fmt, {**PREFIXES, "sd": _SD, "fmt": W3C_FORMATS})
         else:
             body = graph_text(ntriples, fmt)
         return Response(
@@ -530,7 +523,7 @@ class KgServer:
                     },
                 )
             ntriples = desc.ntriples()
-        body = graph_text(ntriples, _GRAPH_FORMAT_NAMES[media_type])
+        body = graph_text(ntriples, rdf_format(media_type).name)
         return Response(
             body, media_type=conneg.content_type(media_type), headers={"Vary": "Accept"}
         )
@@ -575,9 +568,17 @@ class KgServer:
         )
 
 
+def as_query_parameter(parameter: Param) -> str:
+    """How the server spells the setting an error is about: a request's query parameter
+    (`top`, `dataset`), or the operator's `kg serve --workers`."""
+    if parameter.role == "setting":
+        return "kg serve --" + parameter.name.replace("_", "-")
+    return parameter.name
+
+
 async def _kg_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, KgError)
-    message = _one_line(str(exc))
+    message = _one_line(exc.worded(as_query_parameter))
     if isinstance(exc, QuerySyntaxError):
         message = f"the SPARQL does not parse: {message}"
     return _error(status_for(exc), message)
@@ -591,7 +592,10 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 def create_app(source: Source, config: ServerConfig) -> Starlette:
     """The ASGI application serving `source` (use it with uvicorn, or in tests)."""
     if config.allow_update and not config.update_token:
-        raise UsageError("--allow-update needs a bearer token (--update-token or KG_UPDATE_TOKEN)")
+        raise UsageError(
+            "{parameter} needs a bearer token (an update token, or KG_UPDATE_TOKEN)",
+            parameter=Param("allow_update", "setting"),
+        )
     server = KgServer(source, config)
     routes = [
         Route("/", server.index, methods=["GET"]),

@@ -11,14 +11,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-JSON = "application/sparql-results+json"
-XML = "application/sparql-results+xml"
-CSV = "text/csv"
-TSV = "text/tab-separated-values"
-TURTLE = "text/turtle"
-NTRIPLES = "application/n-triples"
-JSONLD = "application/ld+json"
-RDFXML = "application/rdf+xml"
+from kg.rdf.formats import (
+    RESULTS_FORMATS,
+    Format,
+    find_rdf_format,
+    find_results_format,
+    rdf_format,
+    results_format,
+)
+
+JSON = results_format("json").media_type
+XML = results_format("xml").media_type
+CSV = results_format("csv").media_type
+TSV = results_format("tsv").media_type
+TURTLE = rdf_format("turtle").media_type
+NTRIPLES = rdf_format("ntriples").media_type
+JSONLD = rdf_format("jsonld").media_type
+RDFXML = rdf_format("rdfxml").media_type
 HTML = "text/html"
 
 
@@ -27,41 +36,21 @@ class Offer:
     media_type: str
     aliases: tuple[str, ...] = ()
 
+    @classmethod
+    def of(cls, fmt: Format) -> Offer:
+        return cls(fmt.media_type, fmt.media_aliases)
 
-RESULT_OFFERS: tuple[Offer, ...] = (
-    Offer(JSON, ("application/json",)),
-    Offer(XML, ("application/xml", "text/xml")),
-    Offer(CSV),
-    Offer(TSV),
+
+RESULT_OFFERS: tuple[Offer, ...] = tuple(Offer.of(f) for f in RESULTS_FORMATS)
+#: The graph formats the endpoint serves, in its order of preference.
+GRAPH_FORMATS: tuple[Format, ...] = tuple(
+    rdf_format(name) for name in ("turtle", "ntriples", "jsonld", "rdfxml")
 )
-GRAPH_OFFERS: tuple[Offer, ...] = (
-    Offer(TURTLE, ("application/x-turtle", "application/turtle")),
-    Offer(NTRIPLES, ("text/plain",)),
-    Offer(JSONLD, ("application/json",)),
-    Offer(RDFXML, ("application/xml", "text/xml")),
-)
+GRAPH_OFFERS: tuple[Offer, ...] = tuple(Offer.of(f) for f in GRAPH_FORMATS)
+#: Every format the endpoint answers in (its service description lists them).
+SERVED_FORMATS: tuple[Format, ...] = (*RESULTS_FORMATS, *GRAPH_FORMATS)
 #: Linked Data pages: RDF first (the default for `*/*`), HTML for browsers.
 PAGE_OFFERS: tuple[Offer, ...] = (*GRAPH_OFFERS, Offer(HTML, ("application/xhtml+xml",)))
-
-#: `format=` values a client may give instead of an Accept header.
-FORMAT_NAMES: dict[str, str] = {
-    "json": JSON,
-    "srj": JSON,
-    "xml": XML,
-    "srx": XML,
-    "csv": CSV,
-    "tsv": TSV,
-    "turtle": TURTLE,
-    "ttl": TURTLE,
-    "ntriples": NTRIPLES,
-    "nt": NTRIPLES,
-    "jsonld": JSONLD,
-    "json-ld": JSONLD,
-    "rdfxml": RDFXML,
-    "rdf": RDFXML,
-    "rdf+xml": RDFXML,
-    "html": HTML,
-}
 
 
 def _ranges(accept: str) -> list[tuple[str, str, float]]:
@@ -135,9 +124,14 @@ def by_format_name(name: str, offers: Sequence[Offer]) -> str | None:
     'application/ld+json'
     """
     key = name.strip().lower()
-    for media_type in (FORMAT_NAMES.get(key, key), "application/json" if key == "json" else ""):
+    named = (find_results_format(key), find_rdf_format(key))
+    candidates = [f.media_type for f in named if f is not None]
+    candidates += [HTML] if key == "html" else [key]
+    if key == "json":  # JSON for a graph is JSON-LD
+        candidates.append("application/json")
+    for media_type in candidates:
         for offer in offers:
-            if media_type and (media_type == offer.media_type or media_type in offer.aliases):
+            if media_type == offer.media_type or media_type in offer.aliases:
                 return offer.media_type
     return None
 

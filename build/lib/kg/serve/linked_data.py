@@ -20,8 +20,8 @@ from urllib.parse import quote
 
 from kg.errors import ParameterError
 from kg.query.named import sparql_term
-from kg.rdf.results import SelectResult, Term, compact
-from kg.rdf.vocab import PREFIXES, RDF_NS, XSD
+from kg.rdf.results import SelectResult, Term
+from kg.rdf.vocab import PREFIXES, RDF_NS, XSD, shorten
 
 #: First path segments of kg's instance IRIs that resolve at the server.
 KINDS = (
@@ -238,8 +238,7 @@ class _Page:
         self.prefixes = {"": base, **PREFIXES}
 
     def short(self, iri: str) -> str:
-        text = compact(Term("uri", iri), self.prefixes)
-        return text[1:-1] if text.startswith("<") else text
+        return shorten(iri, self.prefixes) or iri
 
     def link(self, term: Term) -> str:
         """An IRI as a link: to this server for kg's IRIs, out for http(s), else plain text."""

@@ -44,10 +44,11 @@ from pathlib import Path
 from typing import Any
 
 from kg import errors
-from kg.errors import KgError, QueryTimeoutError, ResultTooLargeError, StoreError
+from kg.errors import KgError, Param, QueryTimeoutError, ResultTooLargeError, StoreError
 from kg.rdf.results import QueryResult, Term
 from kg.rdf.store import JOURNAL_GRAPH, GraphStore
 
+_WORKERS = Param("workers", "setting")  # what a client asks the operator to raise
 _WORKER_CODE = "from kg.serve.pool import worker_entry; worker_entry()"
 #: How long a worker waits before retrying a reopen that found an ingest batch in flight.
 _REOPEN_RETRY_S = 1.0
@@ -375,9 +376,11 @@ class QueryPool:
         start_timeout: float = 60.0,
     ) -> None:
         if workers < 1:
-            raise errors.UsageError("--workers must be at least 1")
+            raise errors.UsageError("{parameter} must be at least 1", parameter="workers")
         if timeout <= 0:
-            raise errors.UsageError("--timeout must be a positive number of seconds")
+            raise errors.UsageError(
+                "{parameter} must be a positive number of seconds", parameter="timeout"
+            )
         self.source = source
         self.size = workers
         self.timeout = timeout
@@ -464,7 +467,8 @@ class QueryPool:
         except TimeoutError:
             raise QueryTimeoutError(
                 f"all {self.size} query workers stayed busy for {self.timeout:g} s; "
-                "try again later, or ask the operator to raise --workers"
+                "try again later, or ask the operator to raise {parameter}",
+                parameter=_WORKERS,
             ) from None
 
     def _request(self, worker: _Worker, op: str, payload: Any) -> _Request:
@@ -482,7 +486,8 @@ class QueryPool:
             on_done(worker, _finished(loop))
             raise QueryTimeoutError(
                 f"all {self.size} query workers stayed busy for {self.timeout:g} s; "
-                "try again later, or ask the operator to raise --workers"
+                "try again later, or ask the operator to raise {parameter}",
+                parameter=_WORKERS,
             )
         future = loop.run_in_executor(self._threads, worker.call, request, remaining)
         future.add_done_callback(lambda f: on_done(worker, f))
@@ -493,7 +498,8 @@ class QueryPool:
             raise QueryTimeoutError(
                 f"the query ran past this server's time limit of {self.timeout:g} s and was "
                 "stopped; narrow it (a LIMIT, more specific patterns) or ask the operator to "
-                "raise --timeout"
+                "raise {parameter}",
+                parameter=Param("timeout", "setting"),
             ) from None
         except _Died:
             raise StoreError(
@@ -566,7 +572,10 @@ class QueryPool:
     async def update(self, sparql: str) -> None:
         """Run a SPARQL update in the writer; the readers see it from their next request."""
         if not self.allow_update:
-            raise errors.ForbiddenError("this server was started without --allow-update")
+            raise errors.ForbiddenError(
+                "this server was started without {parameter}",
+                parameter=Param("allow_update", "setting"),
+            )
         if self._closed:
             raise StoreError("the query pool is shut down")
         loop = asyncio.get_running_loop()

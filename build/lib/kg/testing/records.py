@@ -15,7 +15,6 @@ from typing import Any
 N_METHODS = 8_725
 N_TASKS = 4_451
 N_AUTHORS = 400_000
-N_REPOS_PER_PAPER = 0.52
 FRAMEWORKS = ("pytorch", "tf", "jax", "mxnet", "paddle", "none")
 STATUSES = ("ran_honours", "ran_draft_wrong", "ran_fixture", "unverified")
 REPO_KINDS = ("official", "named_in_paper", "listed", "found_in_text", "community")
