@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import io
+import json
+
 import pyoxigraph as ox
 import pytest
 
 from kg.errors import UsageError
 from kg.rdf import formats
+from kg.rdf.results import SelectResult, Term
+from kg.rdf.store import GraphStore, serialize_results
 from kg.rdf.store import rdf_format as oxigraph_format
 from kg.serve import conneg
 
@@ -59,3 +64,36 @@ def test_content_negotiation_offers_come_from_the_registry() -> None:
     assert conneg.by_format_name("rdf+xml", conneg.GRAPH_OFFERS) == "application/rdf+xml"
     assert conneg.by_format_name("html", conneg.PAGE_OFFERS) == conneg.HTML
     assert conneg.by_format_name("docx", conneg.RESULT_OFFERS) is None
+
+
+RESULT_QUERIES = [
+    "SELECT ?s ?p ?o WHERE { ?s ?p ?o } ORDER BY ?s ?p ?o",
+    "SELECT ?paper ?date WHERE { ?paper a <https://w3id.org/kg/ontology#Paper> "
+    "OPTIONAL { ?paper <http://purl.org/dc/terms/date> ?date } } ORDER BY ?paper",
+    "ASK { ?s ?p ?o }",
+    "ASK { <urn:nothing> ?p ?o }",
+]
+
+
+@pytest.mark.parametrize("fmt", formats.RESULTS_FORMATS, ids=lambda f: f.name)
+@pytest.mark.parametrize("sparql", RESULT_QUERIES)
+def test_results_written_by_the_cli_are_the_bytes_the_server_streams(
+    seed_store: GraphStore, fmt: formats.Format, sparql: str
+) -> None:
+    """One results writer: kg's results (from the store, a remote endpoint or a --limit)
+    are serialised by Oxigraph itself, byte for byte what a query streams natively."""
+    native = io.BytesIO()
+    seed_store.query_into(sparql, native, results_type=fmt.media_type, graph_type="text/turtle")
+    assert serialize_results(seed_store.query(sparql), fmt.name) == native.getvalue()
+
+
+def test_awkward_terms_survive_the_results_writer() -> None:
+    tab = Term("literal", "a\tb\n\"c\" \\u0022", lang="en")
+    typed = Term("literal", "3", datatype="http://www.w3.org/2001/XMLSchema#integer")
+    result = SelectResult(["x", "y"], [(tab, None), (Term("bnode", "b0"), typed)])
+    back = json.loads(serialize_results(result, "json"))
+    assert back["results"]["bindings"][0] == {
+        "x": {"type": "literal", "value": "a\tb\n\"c\" \\u0022", "xml:lang": "en"}
+    }
+    assert back["results"]["bindings"][1]["y"]["datatype"].endswith("#integer")
+    assert serialize_results(SelectResult([], []), "csv") == b"\r\n"

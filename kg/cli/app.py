@@ -34,7 +34,7 @@ err = Console(stderr=True, soft_wrap=True)
 ResultFormat = Annotated[
     str,
     typer.Option(
-        "--format", "-f", help="table|json|csv|tsv, or turtle|ntriples|jsonld for CONSTRUCT."
+        "--format", "-f", help="table|json|xml|csv|tsv, or turtle|ntriples|jsonld for CONSTRUCT."
     ),
 ]
 EndpointUrl = Annotated[

@@ -6,20 +6,17 @@ from rich.table import Table
 from rich.text import Text
 
 from kg.errors import UsageError
-from kg.rdf.formats import WRITABLE_RDF, find_rdf_format
+from kg.rdf.formats import RESULTS_FORMATS, WRITABLE_RDF, find_rdf_format
 from kg.rdf.results import (
     AskResult,
     GraphResult,
     QueryResult,
     SelectResult,
     table_rows,
-    to_csv,
-    to_sparql_json,
-    to_tsv,
 )
 from kg.rdf.vocab import PREFIXES
 
-TABULAR_FORMATS = ("table", "json", "csv", "tsv")
+TABULAR_FORMATS = ("table", *(f.name for f in RESULTS_FORMATS))
 
 
 def render(result: QueryResult, fmt: str, *, base_iri: str = "") -> str | Table:
@@ -41,12 +38,10 @@ def render(result: QueryResult, fmt: str, *, base_iri: str = "") -> str | Table:
             f"--format {fmt} is for CONSTRUCT/DESCRIBE; a SELECT/ASK result takes "
             f"one of: {', '.join(TABULAR_FORMATS)}"
         )
-    if fmt == "json":
-        return to_sparql_json(result)
-    if fmt == "csv":
-        return to_csv(result)
-    if fmt == "tsv":
-        return to_tsv(result)
+    if fmt != "table":
+        from kg.rdf.store import serialize_results
+
+        return serialize_results(result, fmt).decode("utf-8")
     if isinstance(result, AskResult):
         return "yes" if result.value else "no"
     return as_table(result, base_iri)

@@ -6,9 +6,6 @@ format the same way. Writers for table, JSON, CSV and TSV live here too.
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Literal as TypingLiteral
@@ -116,51 +113,6 @@ class GraphResult:
 
 
 QueryResult = SelectResult | AskResult | GraphResult
-
-# --- writers ------------------------------------------------------------------------------
-
-
-def to_sparql_json(result: SelectResult | AskResult) -> str:
-    """SPARQL 1.1 Query Results JSON."""
-    if isinstance(result, AskResult):
-        return json.dumps({"head": {}, "boolean": result.value})
-    bindings = [
-        {v: t.to_json() for v, t in zip(result.variables, row, strict=True) if t is not None}
-        for row in result.rows
-    ]
-    return json.dumps(
-        {"head": {"vars": result.variables}, "results": {"bindings": bindings}},
-        ensure_ascii=False,
-        indent=1,
-    )
-
-
-def _csv_value(term: Term | None) -> str:
-    return "" if term is None else term.value
-
-
-def to_csv(result: SelectResult | AskResult) -> str:
-    """SPARQL 1.1 CSV: plain values, CRLF line ends."""
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\r\n")
-    if isinstance(result, AskResult):
-        writer.writerow(["boolean"])
-        writer.writerow(["true" if result.value else "false"])
-        return buf.getvalue()
-    writer.writerow(result.variables)
-    for row in result.rows:
-        writer.writerow([_csv_value(t) for t in row])
-    return buf.getvalue()
-
-
-def to_tsv(result: SelectResult | AskResult) -> str:
-    """SPARQL 1.1 TSV: terms in SPARQL syntax."""
-    if isinstance(result, AskResult):
-        return "?boolean\n" + ("true" if result.value else "false") + "\n"
-    lines = ["\t".join(f"?{v}" for v in result.variables)]
-    lines.extend("\t".join("" if t is None else t.n3() for t in row) for row in result.rows)
-    return "\n".join(lines) + "\n"
-
 
 def compact(term: Term | None, prefixes: dict[str, str]) -> str:
     """A short human form: prefixed IRIs, bare literal values."""

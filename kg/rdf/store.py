@@ -737,6 +737,35 @@ class GraphStore:
         return digest.hexdigest()
 
 
+def _tsv_term(term: Term | None) -> str:
+    if term is None:
+        return ""
+    if term.kind == "triple":  # RDF 1.2 triple term syntax
+        return f"<<( {term.value} )>>"
+    return term.n3().replace("\t", "\\t")  # a tab only ever stands in a literal
+
+
+def serialize_results(result: SelectResult | AskResult, fmt: str) -> bytes:
+    """SPARQL results as `fmt` (json, xml, csv, tsv or a media type), written by Oxigraph's
+    own serialisers: the ones the server streams, so every results writer in kg is one.
+
+    Results from anywhere (the store, a remote endpoint, a truncated --limit) are handed to
+    Oxigraph as TSV, whose terms are plain SPARQL syntax (`Term.n3`)."""
+    native = ox.QueryResultsFormat.from_media_type(formats.results_format(fmt).media_type)
+    if native is None:
+        raise UsageError(f"Oxigraph cannot write results as {fmt!r}")
+    if isinstance(result, AskResult):
+        answer = b'{"head":{},"boolean":true}' if result.value else b'{"head":{},"boolean":false}'
+        parsed = ox.parse_query_results(answer, format=ox.QueryResultsFormat.JSON)
+    else:
+        lines = ["\t".join(f"?{v}" for v in result.variables)]
+        lines += ["\t".join(_tsv_term(t) for t in row) for row in result.rows]
+        parsed = ox.parse_query_results(
+            "\n".join(lines).encode("utf-8"), format=ox.QueryResultsFormat.TSV
+        )
+    return parsed.serialize(format=native) or b""
+
+
 def parse_to_ntriples(data: bytes, fmt: str, *, base_iri: str | None = None) -> str:
     """Parse RDF in `fmt` and return it as N-Quads/N-Triples text (for tests and conversion)."""
     try:
