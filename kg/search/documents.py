@@ -1,0 +1,167 @@
+"""Which text of the graph is searchable, and reading it from the store.
+
+The index is a function of the store: an entity's document is rebuilt from what the store
+says about it (the union of all graphs), so text that several sources give (a paper's title
+from the evaluation tables, its abstract from a record) lands in one document, and a
+document whose text is gone leaves the index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from kg.search.index import Document
+from kg.store import GraphStore
+from kg.terms import safe_iri
+from kg.vocab import KG, STD
+
+#: Searchable classes: the name used by `--type`, and the class IRI.
+CLASSES: dict[str, str] = {
+    "paper": KG.Paper[1:-1],
+    "method": KG.Method[1:-1],
+    "task": KG.Task[1:-1],
+    "dataset": KG.Dataset[1:-1],
+    "area": KG.Area[1:-1],
+    "collection": KG.Collection[1:-1],
+    "author": KG.Author[1:-1],
+    "repository": KG.Repository[1:-1],
+}
+_TYPE_OF = {iri: name for name, iri in CLASSES.items()}
+
+#: Text predicates by role: the name (label), other names (alt), prose (body).
+LABEL = (STD.title[1:-1], STD.label[1:-1], STD.foaf_name[1:-1])
+ALT = (KG.fullName[1:-1], STD.altLabel[1:-1])
+BODY = (STD.abstract[1:-1], STD.description[1:-1])
+_ROLE = {p: "label" for p in LABEL} | {p: "alt" for p in ALT} | {p: "body" for p in BODY}
+RDF_TYPE = STD.type[1:-1]
+#: N-Triples forms, for picking the subjects with text out of a batch's lines.
+TEXT_PREDICATES = frozenset(f"<{p}>" for p in _ROLE)
+CLASS_OBJECTS = frozenset(f"<{iri}>" for iri in CLASSES.values())
+
+#: Subjects per query when reading a batch's entities back.
+_CHUNK = 2_000
+_PREDICATE_LIST = ", ".join(f"<{p}>" for p in _ROLE)
+
+
+def _values(subjects: list[str]) -> str:
+    return "VALUES ?s { " + " ".join(f"<{safe_iri(s)}>" for s in subjects) + " }"
+
+
+def _documents(
+    rows: Iterable[tuple[str | None, ...]], types: dict[str, str]
+) -> Iterator[Document]:
+    """Documents from (s, p, o, g) rows and each subject's class (subjects of no searchable
+    class are skipped); rows of one subject need not be adjacent."""
+    parts: dict[str, dict[str, dict[str, None]]] = {}
+    graphs: dict[str, set[str]] = {}
+    for s, p, o, g in rows:
+        if s is None or p is None or o is None or s not in types:
+            continue
+        role = _ROLE[p]
+        parts.setdefault(s, {"label": {}, "alt": {}, "body": {}})[role][o.strip()] = None
+        if g is not None:
+            graphs.setdefault(s, set()).add(g)
+    for s, roles in parts.items():
+        names = sorted(n for n in roles["label"] if n) or sorted(n for n in roles["alt"] if n)
+        if not names and not roles["body"]:
+            continue
+        label = min(names, key=len) if names else ""
+        alt = [a for a in dict.fromkeys([*names, *roles["alt"]]) if a and a != label]
+        yield Document(
+            key=s,
+            type=types[s],
+            label=label,
+            alt=alt,
+            body=[b for b in roles["body"] if b],
+            graphs=graphs.get(s, set()),
+        )
+
+
+def _types(rows: Iterable[tuple[str | None, ...]]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for s, t in rows:
+        kind = _TYPE_OF.get(t or "")
+        if s is not None and kind is not None:
+            out.setdefault(s, kind)  # two searchable classes (never in kg's data): the first
+    return out
+
+
+def all_documents(store: GraphStore) -> Iterator[Document]:
+    """Every searchable entity of the store.
+
+    Read predicate by predicate and class by class: Oxigraph answers a constant-predicate
+    pattern from its index, where a VALUES list of predicates makes it scan every quad.
+    """
+    types: dict[str, str] = {}
+    for iri in CLASSES.values():
+        types.update(_types(store.select_values(f"SELECT DISTINCT ?s ?t WHERE {{ ?s a <{iri}> "
+                                                f"BIND(<{iri}> AS ?t) }}")))
+    rows: list[tuple[str | None, ...]] = []
+    for p in _ROLE:
+        rows.extend(
+            (s, p, o, g)
+            for s, o, g in store.select_values(
+                f"SELECT ?s ?o ?g WHERE {{ GRAPH ?g {{ ?s <{p}> ?o }} FILTER (isLiteral(?o)) }}"
+            )
+        )
+    return _documents(rows, types)
+
+
+def documents_of(store: GraphStore, subjects: Iterable[str]) -> tuple[list[Document], set[str]]:
+    """The documents of `subjects` as the store has them now, and the subjects that have none
+    (their text is gone: their documents leave the index)."""
+    wanted = sorted(set(subjects))
+    docs: list[Document] = []
+    for start in range(0, len(wanted), _CHUNK):
+        values = _values(wanted[start : start + _CHUNK])
+        types = _types(store.select_values(f"SELECT DISTINCT ?s ?t WHERE {{ {values} ?s a ?t }}"))
+        rows = store.select_values(
+            f"SELECT ?s ?p ?o ?g WHERE {{ {values} GRAPH ?g {{ ?s ?p ?o }} "
+            f"FILTER (?p IN ({_PREDICATE_LIST}) && isLiteral(?o)) }}"
+        )
+        docs.extend(_documents(rows, types))
+    found = {d.key for d in docs}
+    return docs, set(wanted) - found
+
+
+def text_subjects(lines: Iterable[str]) -> set[str]:
+    """The subjects of N-Triples lines that carry searchable text or a searchable class."""
+    out: set[str] = set()
+    for line in lines:
+        parts = line.split(" ", 2)
+        if len(parts) < 3 or not parts[0].startswith("<"):
+            continue
+        if parts[1] in TEXT_PREDICATES or (
+            parts[1] == STD.type and parts[2].rstrip(" .") in CLASS_OBJECTS
+        ):
+            out.add(parts[0][1:-1])
+    return out
+
+
+def paper_details(store: GraphStore, papers: list[str]) -> dict[str, dict[str, object]]:
+    """For each paper IRI: its year, its tasks (labels, sorted) and whether it has code."""
+    if not papers:
+        return {}
+    values = "VALUES ?p { " + " ".join(f"<{safe_iri(p)}>" for p in papers) + " }"
+    out: dict[str, dict[str, object]] = {
+        p: {"year": None, "tasks": [], "has_code": False} for p in papers
+    }
+    head = f"SELECT ?p (MIN(STR(?d)) AS ?date) (COUNT(?r) AS ?code) WHERE {{ {values} "
+    rows = store.select_values(
+        head + f"OPTIONAL {{ ?p {STD.issued} ?d }} "
+        f"OPTIONAL {{ ?p {KG.hasRepository}|{KG.codeLink} ?r }} }} GROUP BY ?p"
+    )
+    for p, date, code in rows:
+        if p in out:
+            out[p]["year"] = int(date[:4]) if date and date[:4].isdigit() else None
+            out[p]["has_code"] = code not in (None, "0")
+    tasks: dict[str, set[str]] = {}
+    for p, label in store.select_values(
+        f"SELECT DISTINCT ?p ?l WHERE {{ {values} ?p {KG.hasTask} ?t . ?t {STD.label} ?l }}"
+    ):
+        if p is not None and label is not None:
+            tasks.setdefault(p, set()).add(label)
+    for p, labels in tasks.items():
+        if p in out:
+            out[p]["tasks"] = sorted(labels)
+    return out

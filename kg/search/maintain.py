@@ -1,0 +1,141 @@
+"""Keeping the index in step with the store: rebuild, open-or-rebuild, and per-batch upkeep.
+
+- `rebuild` reads every searchable entity from the store into a new index beside the old
+  one, then swaps it in (readers of the old one keep their open files).
+- `open_index` is how readers get an index: the one on disk when it is current, else a
+  rebuilt one (a missing index, another schema version, or a writer that died mid-way).
+- `Upkeep` is what `kg ingest` drives: `begin` before the first store write, `batch` after
+  each batch is in the store (its records' entities re-read from the store and re-indexed,
+  the entities whose text lived in dropped graphs re-read or removed), `finish` at the end.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from kg.search.documents import all_documents, documents_of
+from kg.search.index import (
+    Index,
+    IndexLock,
+    Writer,
+    index_path,
+    keys_in_graphs,
+    leftovers,
+    swap_in,
+)
+from kg.store import GraphStore
+
+
+def _build(store: GraphStore, index: Index) -> int:
+    writer = Writer(index)
+    writer.begin()
+    n = writer.add(all_documents(store))
+    writer.finish()
+    writer.close()
+    return n
+
+
+def rebuild(store: GraphStore, store_path: Path | None) -> tuple[Index, int]:
+    """A new index of everything searchable in `store`; on disk beside it, if it has a path.
+    Returns the open index and how many documents it holds."""
+    if store_path is None:
+        index = Index.memory()
+        return index, _build(store, index)
+    lock = IndexLock(store_path)
+    lock.acquire()
+    try:
+        for stale in leftovers(store_path):
+            shutil.rmtree(stale, ignore_errors=True)
+        target = index_path(store_path)
+        new = target.with_name(f"{target.name}.new-{os.getpid()}")
+        n = _build(store, Index.create(new))
+        swap_in(new, target)
+        return Index.open(target), n
+    finally:
+        lock.release()
+
+
+def open_index(
+    store: GraphStore, store_path: Path | None, *, quiet: bool = False
+) -> Index:
+    """The store's index, rebuilt first when it is missing or stale."""
+    if store_path is not None:
+        path = index_path(store_path)
+        if (path / "meta.json").exists():
+            index = Index.open(path)
+            if index.is_current(IndexLock(store_path)):
+                return index
+            why = "is stale (an ingest was interrupted, or kg changed its index format)"
+        else:
+            why = "does not exist yet"
+        if not quiet:
+            print(f"kg: the search index of {store_path} {why}; building it from the store",
+                  file=sys.stderr)
+    return rebuild(store, store_path)[0]
+
+
+class Upkeep:
+    """Index maintenance during one ingest (the ingest's store is open for writing)."""
+
+    def __init__(self, store: GraphStore, store_path: Path | None) -> None:
+        self.store = store
+        self.store_path = store_path
+        self.lock = IndexLock(store_path) if store_path is not None else None
+        self.index: Index | None = None
+        self.writer: Writer | None = None
+        self.indexed = 0
+        self.removed = 0
+
+    def begin(self) -> None:
+        """Before the store changes: a current index, marked dirty while it catches up."""
+        if self.store_path is None:
+            self.index = Index.memory()
+            self.indexed = _build(self.store, self.index)
+        else:
+            self.index = open_index(self.store, self.store_path)
+        if self.lock is not None:
+            self.lock.acquire()
+        self.writer = Writer(self.index)
+        self.writer.begin()
+
+    def batch(
+        self,
+        subjects: Iterable[str],
+        dropped_graphs: Iterable[str] = (),
+        renamed: Mapping[str, str] | None = None,
+    ) -> None:
+        """A batch is in the store: re-index `subjects` (entities its records state text or a
+        class for), what lived in `dropped_graphs`, and both sides of each rename."""
+        assert self.writer is not None and self.index is not None
+        affected = set(subjects)
+        dropped = list(dropped_graphs)
+        if dropped:
+            affected |= keys_in_graphs(self.index, dropped)
+        for old, new in (renamed or {}).items():
+            affected |= {old, new}
+        if not affected:
+            return
+        docs, gone = documents_of(self.store, affected)
+        self.writer.delete(gone)
+        self.indexed += self.writer.replace(docs)
+        self.removed += len(gone)
+        self.writer.commit()
+
+    def finish(self) -> None:
+        if self.writer is not None:
+            self.writer.finish()
+            self.writer.close()
+            self.writer = None
+        if self.lock is not None:
+            self.lock.release()
+
+    def abort(self) -> None:
+        """The ingest failed: what was indexed is committed, the index stays marked dirty
+        (the next reader rebuilds it, unless the next ingest brings it up to date)."""
+        self.writer = None
+        if self.lock is not None:
+            self.lock.release()
