@@ -5,6 +5,7 @@ from kg.cli import (
     export,  # noqa: F401  (registers export, void)
     graph,  # noqa: F401  (registers project, similar, shared, communities)
     query,  # noqa: F401  (registers query)
+    search,  # noqa: F401  (registers search)
     serve,  # noqa: F401  (registers serve)
 )
 from kg.cli.app import app, main

@@ -74,6 +74,12 @@ def ingest(
     if kind is not None and kind not in KINDS:
         raise UsageError(f"unknown --kind {kind!r}; use one of: {', '.join(sorted(KINDS))}")
     store = state.store(write=True)
+    from kg.search import Upkeep
+
+    # the search index beside the store follows every batch (kg.search.maintain)
+    upkeep = None if state.memory else Upkeep(store, state.store_path)
+    if upkeep is not None:
+        upkeep.begin()
 
     def on_error(error: RecordError) -> None:
         err.print(f"[red]rejected[/] {escape(str(error))}", highlight=False, markup=True)
@@ -107,8 +113,16 @@ def ingest(
             snapshot=snapshot,
             on_error=on_error,
             on_progress=on_progress,
+            on_batch=None if upkeep is None else upkeep.observe,
         )
-        report = ingestor.run(paths)
+        try:
+            report = ingestor.run(paths)
+        except BaseException:
+            if upkeep is not None:
+                upkeep.abort()
+            raise
+        if upkeep is not None:
+            upkeep.finish()
     if as_json:
         data = report.as_dict()
         data["store_quads"] = store.count()
@@ -178,7 +192,9 @@ def sparql(
 
         result = Endpoint(endpoint, timeout=timeout).query(text)
     else:
-        result = state.store().query(text)
+        from kg.cli.search import expand_search
+
+        result = state.store().query(expand_search(text))
     from kg.cli.output import render
 
     emit(render(result, fmt, base_iri=state.base_iri))

@@ -127,5 +127,10 @@ def query_command(
         if limit is not None and isinstance(result, SelectResult):
             result.rows = result.rows[:limit]
     else:
+        from dataclasses import replace
+
+        from kg.cli.search import expand_search
+
+        named = replace(named, sparql=expand_search(named.sparql, bindings))
         result = run_local(state.store(), named, bindings, limit=limit)
     emit(render(result, fmt, base_iri=state.base_iri))

@@ -51,6 +51,7 @@ class PaperAliases:
         self._sealed: list[tuple[dict[str, str], dict[str, str], dict[str, str]]] = []
         self._cache: dict[str, str | None] = {}  # store lookups
         self.renamed = 0  # fallback IRIs rewritten so far
+        self.last_renames: dict[str, str] = {}  # what the latest `written` rewrote (old -> new)
 
     def _stored_fallbacks(self) -> set[str]:
         result = self.store.query(
@@ -174,6 +175,7 @@ class PaperAliases:
         """The oldest sealed batch is in the store: apply the renames it taught. Returns how
         many quads were rewritten."""
         _, _, renames = self._sealed.pop(0)
+        self.last_renames = {}
         if not renames:
             return 0
         final = {}
@@ -185,4 +187,5 @@ class PaperAliases:
             final[old] = new
         self._cache.clear()  # cached lookups may name a renamed IRI
         self.renamed += len(final)
+        self.last_renames = final
         return self.store.rename_iris(final)

@@ -99,6 +99,17 @@ def ingest_time() -> str:
 _SHARED_MEMORY = 1_000_000
 
 
+@dataclass(frozen=True)
+class WrittenBatch:
+    """What one batch changed in the store, for an observer (the search index keeps itself
+    in step through it): the records written, the graphs whose earlier version was dropped,
+    and the paper IRIs that were renamed (old -> new) once the batch was in."""
+
+    written: list[Mapped]
+    replaced: list[str]
+    renamed: dict[str, str]
+
+
 @dataclass
 class _Unit:
     mapped: Mapped
@@ -121,6 +132,7 @@ class Ingestor:
         snapshot: str | None = None,
         on_error: Callable[[RecordError], None] | None = None,
         on_progress: Callable[[IngestReport], None] | None = None,
+        on_batch: Callable[[WrittenBatch], None] | None = None,
     ) -> None:
         if kind is not None and kind not in KINDS:
             raise UsageError(
@@ -141,6 +153,7 @@ class Ingestor:
         self.kind = kind
         self.on_error = on_error
         self.on_progress = on_progress
+        self.on_batch = on_batch
         self.report = IngestReport()
         self.ingested_at = ingest_time()
         self._seen: dict[str, tuple[str, str]] = {}  # graph -> (hash, where) in this run
@@ -252,6 +265,10 @@ class Ingestor:
         finally:
             self.papers.written()
             self.report.renamed = self.papers.renamed
+        if self.on_batch is not None and (writes or self.papers.last_renames):
+            self.on_batch(
+                WrittenBatch([u.mapped for u in writes], replace, dict(self.papers.last_renames))
+            )
 
     def _batch_nquads(self, writes: list[_Unit]) -> tuple[bytes, int]:
         """The batch as N-Quads, each shared-entity triple once (and not again if an earlier

@@ -8,12 +8,13 @@ document whose text is gone leaves the index.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 
+from kg.rdf.store import GraphStore
+from kg.rdf.terms import safe_iri
+from kg.rdf.vocab import KG, STD
 from kg.search.index import Document
-from kg.store import GraphStore
-from kg.terms import safe_iri
-from kg.vocab import KG, STD
 
 #: Searchable classes: the name used by `--type`, and the class IRI.
 CLASSES: dict[str, str] = {
@@ -122,6 +123,30 @@ def documents_of(store: GraphStore, subjects: Iterable[str]) -> tuple[list[Docum
         docs.extend(_documents(rows, types))
     found = {d.key for d in docs}
     return docs, set(wanted) - found
+
+
+_ESCAPE = re.compile(r"\\(u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)")
+_ESCAPES = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
+
+
+def _unescape(match: re.Match[str]) -> str:
+    code = match.group(1)
+    if code[0] in "uU" and len(code) > 1:
+        return chr(int(code[1:], 16))
+    return _ESCAPES.get(code, code)
+
+
+def literal_texts(lines: Iterable[str]) -> Iterator[tuple[str, str]]:
+    """(subject, text) for each N-Triples line whose object is a literal on a text predicate."""
+    for line in lines:
+        parts = line.split(" ", 2)
+        if len(parts) < 3 or parts[1] not in TEXT_PREDICATES or not parts[2].startswith('"'):
+            continue
+        lexical = parts[2].rstrip(" .")
+        end = lexical.rfind('"')
+        if end <= 0:
+            continue
+        yield parts[0][1:-1], _ESCAPE.sub(_unescape, lexical[1:end]).strip()
 
 
 def text_subjects(lines: Iterable[str]) -> set[str]:

@@ -323,6 +323,20 @@ def keys_in_graphs(index: Index, graphs: list[str]) -> set[str]:
     return out
 
 
+def stored_texts(index: Index, keys: list[str]) -> dict[str, set[str]]:
+    """The label, other names and body texts of the documents of `keys` (those that exist)."""
+    t = _tantivy()
+    searcher = index.searcher()
+    out: dict[str, set[str]] = {}
+    for start in range(0, len(keys), 1024):
+        chunk = keys[start : start + 1024]
+        query = t.Query.term_set_query(index.schema, "key", chunk)
+        for _, addr in searcher.search(query, len(chunk), count=False).hits:
+            doc = searcher.doc(addr)
+            out[doc["key"][0]] = {*doc["label"], *doc["alt"], *doc["body"]}
+    return out
+
+
 def swap_in(new: Path, target: Path) -> None:
     """Put the index built at `new` in place of `target` (which may not exist)."""
     old = target.with_name(f"{target.name}.old-{os.getpid()}")

@@ -16,8 +16,14 @@ import shutil
 import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from kg.search.documents import all_documents, documents_of
+from kg.rdf.store import GraphStore
+from kg.search.documents import all_documents, documents_of, literal_texts, text_subjects
+
+if TYPE_CHECKING:
+    from kg.ingest.ingestor import WrittenBatch
+
 from kg.search.index import (
     Index,
     IndexLock,
@@ -25,9 +31,9 @@ from kg.search.index import (
     index_path,
     keys_in_graphs,
     leftovers,
+    stored_texts,
     swap_in,
 )
-from kg.store import GraphStore
 
 
 def _build(store: GraphStore, index: Index) -> int:
@@ -96,7 +102,7 @@ class Upkeep:
             self.index = Index.memory()
             self.indexed = _build(self.store, self.index)
         else:
-            self.index = open_index(self.store, self.store_path)
+            self.index = open_index(self.store, self.store_path, quiet=True)
         if self.lock is not None:
             self.lock.acquire()
         self.writer = Writer(self.index)
@@ -124,6 +130,25 @@ class Upkeep:
         self.indexed += self.writer.replace(docs)
         self.removed += len(gone)
         self.writer.commit()
+
+    def observe(self, batch: WrittenBatch) -> None:
+        """`Ingestor(on_batch=…)`: keep the index in step with one written batch.
+
+        The subjects of the records' own triples are re-read from the store. The subjects of
+        shared triples only (the entities graph: an author's name, a method's label, which
+        only ever grow) are re-read only when that text is new to their document: most
+        batches name thousands of authors and methods the index already has.
+        """
+        assert self.index is not None
+        own = text_subjects(line for m in batch.written for line in m.triples)
+        shared_lines = [line for m in batch.written for line in m.shared]
+        shared = text_subjects(shared_lines) - own
+        if shared:
+            known = stored_texts(self.index, sorted(shared))
+            for subject, text in literal_texts(shared_lines):
+                if subject in shared and text not in known.get(subject, ()):
+                    own.add(subject)
+        self.batch(own, batch.replaced, batch.renamed)
 
     def finish(self) -> None:
         if self.writer is not None:

@@ -1,0 +1,116 @@
+"""`kg search`: full-text search over the store's index (docs/search.md)."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.markup import escape
+
+from kg.cli.app import command, err, out, state
+from kg.cli.output import emit
+from kg.errors import UsageError
+
+if TYPE_CHECKING:
+    from kg.rdf.store import GraphStore
+    from kg.search import StoreSearch
+
+#: The classes `--type` takes (kg.search.CLASSES, kept here so `--help` needs no import).
+TYPES = ("paper", "method", "task", "dataset", "area", "collection", "author", "repository")
+
+
+def store_search(store: GraphStore | None = None) -> StoreSearch:
+    """The search over the CLI's store (its index opened, or rebuilt, on first use)."""
+    from kg.search import StoreSearch
+
+    path = None if state.memory else state.store_path
+    return StoreSearch(store or state.store(), path)
+
+
+def expand_search(sparql: str, bindings: object = None) -> str:
+    """The one place the CLI turns kg search blocks in SPARQL into VALUES (kg sparql and
+    kg query): the index is opened only when the query holds such a block."""
+    from kg.search.sparql import expand
+
+    search = None
+
+    def run(text: str, type_: str | None, limit: int) -> list:  # type: ignore[type-arg]
+        nonlocal search
+        search = search or store_search()
+        return search.searcher().search(text, type_=type_, limit=limit, snippets=False)
+
+    return expand(sparql, run, bindings)  # type: ignore[arg-type]
+
+
+@command(rich_help_panel="Query")
+def search(
+    query: Annotated[
+        str | None,
+        typer.Argument(help='Words, "a phrase", prefix* (all must match).', show_default=False),
+    ] = None,
+    type_: Annotated[
+        str | None,
+        typer.Option("--type", "-t", help="Only hits of this class: " + "|".join(TYPES) + "."),
+    ] = None,
+    top: Annotated[int, typer.Option("--top", "-n", min=1, max=10_000, help="Hits to show.")] = 10,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the hits as JSON.")] = False,
+    reindex: Annotated[
+        bool, typer.Option("--reindex", help="Rebuild the search index from the store first.")
+    ] = False,
+) -> None:
+    """Search titles, abstracts, names and descriptions, best match first.
+
+    Papers show their year, tasks and whether they have code. Examples:
+
+      kg search "attention is not only a weight"
+
+      kg search 'transf*' --type method --top 5 --json
+    """
+    if type_ is not None and type_ not in TYPES:
+        raise UsageError(f"--type {type_!r} is not a class; use one of: {', '.join(TYPES)}")
+    if query is None and not reindex:
+        raise UsageError("give a QUERY to search for (or --reindex to rebuild the index)")
+    from kg.search import rebuild
+
+    store = state.store()
+    if reindex:
+        path = None if state.memory else state.store_path
+        _, n = rebuild(store, path)
+        if query is None:
+            err.print(f"search index rebuilt: {n:,} entities", highlight=False)
+            return
+    found = store_search(store)
+    assert query is not None
+    hits = found.described(found.search(query, type_, top))
+    if as_json:
+        emit(json.dumps(hits, indent=1, ensure_ascii=False))
+        return
+    if not hits:
+        err.print("no hits", highlight=False)
+        return
+    for rank, hit in enumerate(hits, 1):
+        extra = ""
+        if hit["type"] == "paper":
+            tasks = ", ".join(hit.get("tasks") or [])  # type: ignore[arg-type]
+            bits = [str(hit.get("year") or "n.d."), tasks, "code" if hit.get("has_code") else ""]
+            extra = " · ".join(b for b in bits if b)
+        out.print(
+            f"[bold]{rank:>3}[/] [cyan]{hit['type']:<10}[/] [bold]{escape(str(hit['label']))}[/]"
+            f"  [dim]{hit['score']}[/]" + (f"  {escape(extra)}" if extra else ""),
+            highlight=False,
+        )
+        out.print(f"      [dim]{escape(str(hit['iri']))}[/]", highlight=False)
+        snippet = _marked(str(hit["snippet"]), hit["marks"])  # type: ignore[arg-type]
+        if snippet:
+            out.print(f"      {snippet}", highlight=False)
+
+
+def _marked(snippet: str, marks: list[list[int]]) -> str:
+    """The snippet as rich markup, matched words in bold yellow."""
+    parts, last = [], 0
+    for start, end in marks:
+        parts += [escape(snippet[last:start]), "[bold yellow]", escape(snippet[start:end]), "[/]"]
+        last = end
+    parts.append(escape(snippet[last:]))
+    return " ".join("".join(parts).split())
