@@ -16,9 +16,6 @@ if TYPE_CHECKING:
     from kg.rdf.store import GraphStore
     from kg.search import StoreSearch
 
-#: The classes `--type` takes (kg.search.CLASSES, kept here so `--help` needs no import).
-TYPES = ("paper", "method", "task", "dataset", "area", "collection", "author", "repository")
-
 
 def store_search(store: GraphStore | None = None) -> StoreSearch:
     """The search over the CLI's store (its index opened, or rebuilt, on first use)."""
@@ -51,7 +48,12 @@ def search(
     ] = None,
     type_: Annotated[
         str | None,
-        typer.Option("--type", "-t", help="Only hits of this class: " + "|".join(TYPES) + "."),
+        typer.Option(
+            "--type",
+            "-t",
+            help="Only hits of one class: paper|method|task|dataset|area|collection|author|"
+            "repository.",
+        ),
     ] = None,
     top: Annotated[int, typer.Option("--top", "-n", min=1, max=10_000, help="Hits to show.")] = 10,
     as_json: Annotated[bool, typer.Option("--json", help="Print the hits as JSON.")] = False,
@@ -67,11 +69,12 @@ def search(
 
       kg search 'transf*' --type method --top 5 --json
     """
-    if type_ is not None and type_ not in TYPES:
-        raise UsageError(f"--type {type_!r} is not a class; use one of: {', '.join(TYPES)}")
+    from kg.search import CLASSES, rebuild
+
+    if type_ is not None and type_ not in CLASSES:
+        raise UsageError(f"--type {type_!r} is not a class; use one of: {', '.join(CLASSES)}")
     if query is None and not reindex:
         raise UsageError("give a QUERY to search for (or --reindex to rebuild the index)")
-    from kg.search import rebuild
 
     store = state.store()
     if reindex:

@@ -11,10 +11,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
+from kg.rdf.results import SelectResult
 from kg.rdf.store import GraphStore
 from kg.rdf.terms import safe_iri
 from kg.rdf.vocab import KG, STD
 from kg.search.index import Document
+from kg.search.query import Hit
 
 #: Searchable classes: the name used by `--type`, and the class IRI.
 CLASSES: dict[str, str] = {
@@ -42,6 +44,16 @@ CLASS_OBJECTS = frozenset(f"<{iri}>" for iri in CLASSES.values())
 #: Subjects per query when reading a batch's entities back.
 _CHUNK = 2_000
 _PREDICATE_LIST = ", ".join(f"<{p}>" for p in _ROLE)
+
+
+def _anywhere(pattern: str) -> str:
+    """`pattern` in any named graph (binding ?g) or in the default graph itself."""
+    return f"{{ GRAPH ?g {{ {pattern} }} }} UNION {{ {pattern} }}"
+
+
+def _select(store: GraphStore, sparql: str) -> Iterator[tuple[str | None, ...]]:
+    # the real default graph, not the union: named graphs are read through GRAPH ?g
+    return store.select_values(sparql, union=False)
 
 
 def _values(subjects: list[str]) -> str:
@@ -95,16 +107,14 @@ def all_documents(store: GraphStore) -> Iterator[Document]:
     """
     types: dict[str, str] = {}
     for iri in CLASSES.values():
-        types.update(_types(store.select_values(f"SELECT DISTINCT ?s ?t WHERE {{ ?s a <{iri}> "
-                                                f"BIND(<{iri}> AS ?t) }}")))
+        pattern = f"?s a <{iri}>"
+        types.update(_types(_select(store, f"SELECT DISTINCT ?s ?t WHERE {{ {_anywhere(pattern)} "
+                                           f"BIND(<{iri}> AS ?t) }}")))
     rows: list[tuple[str | None, ...]] = []
     for p in _ROLE:
-        rows.extend(
-            (s, p, o, g)
-            for s, o, g in store.select_values(
-                f"SELECT ?s ?o ?g WHERE {{ GRAPH ?g {{ ?s <{p}> ?o }} FILTER (isLiteral(?o)) }}"
-            )
-        )
+        found = _select(store, f"SELECT ?s ?o ?g WHERE {{ {_anywhere(f'?s <{p}> ?o')} "
+                               "FILTER (isLiteral(?o)) }")
+        rows.extend((s, p, o, g) for s, o, g in found)
     return _documents(rows, types)
 
 
@@ -115,10 +125,13 @@ def documents_of(store: GraphStore, subjects: Iterable[str]) -> tuple[list[Docum
     docs: list[Document] = []
     for start in range(0, len(wanted), _CHUNK):
         values = _values(wanted[start : start + _CHUNK])
-        types = _types(store.select_values(f"SELECT DISTINCT ?s ?t WHERE {{ {values} ?s a ?t }}"))
-        rows = store.select_values(
-            f"SELECT ?s ?p ?o ?g WHERE {{ {values} GRAPH ?g {{ ?s ?p ?o }} "
-            f"FILTER (?p IN ({_PREDICATE_LIST}) && isLiteral(?o)) }}"
+        types = _types(
+            _select(store, f"SELECT DISTINCT ?s ?t WHERE {{ {values} {_anywhere('?s a ?t')} }}")
+        )
+        rows = _select(
+            store,
+            f"SELECT ?s ?p ?o ?g WHERE {{ {values} {_anywhere('?s ?p ?o')} "
+            f"FILTER (?p IN ({_PREDICATE_LIST}) && isLiteral(?o)) }}",
         )
         docs.extend(_documents(rows, types))
     found = {d.key for d in docs}
@@ -163,30 +176,31 @@ def text_subjects(lines: Iterable[str]) -> set[str]:
     return out
 
 
-def paper_details(store: GraphStore, papers: list[str]) -> dict[str, dict[str, object]]:
-    """For each paper IRI: its year, its tasks (labels, sorted) and whether it has code."""
-    if not papers:
-        return {}
+_SEP = "\u001f"
+
+
+def details_query(papers: list[str]) -> str:
+    """SPARQL for each paper's year, task labels and whether it has code (one row each)."""
     values = "VALUES ?p { " + " ".join(f"<{safe_iri(p)}>" for p in papers) + " }"
-    out: dict[str, dict[str, object]] = {
-        p: {"year": None, "tasks": [], "has_code": False} for p in papers
-    }
-    head = f"SELECT ?p (MIN(STR(?d)) AS ?date) (COUNT(?r) AS ?code) WHERE {{ {values} "
-    rows = store.select_values(
-        head + f"OPTIONAL {{ ?p {STD.issued} ?d }} "
-        f"OPTIONAL {{ ?p {KG.hasRepository}|{KG.codeLink} ?r }} }} GROUP BY ?p"
+    return (
+        f"SELECT ?p (MIN(STR(?d)) AS ?date) (COUNT(DISTINCT ?r) AS ?code) "
+        f'(GROUP_CONCAT(DISTINCT ?l; separator="{_SEP}") AS ?tasks) WHERE {{ {values} '
+        f"OPTIONAL {{ ?p {STD.issued} ?d }} "
+        f"OPTIONAL {{ ?p {KG.hasRepository}|{KG.codeLink} ?r }} "
+        f"OPTIONAL {{ ?p {KG.hasTask}/{STD.label} ?l }} }} GROUP BY ?p"
     )
-    for p, date, code in rows:
-        if p in out:
-            out[p]["year"] = int(date[:4]) if date and date[:4].isdigit() else None
-            out[p]["has_code"] = code not in (None, "0")
-    tasks: dict[str, set[str]] = {}
-    for p, label in store.select_values(
-        f"SELECT DISTINCT ?p ?l WHERE {{ {values} ?p {KG.hasTask} ?t . ?t {STD.label} ?l }}"
-    ):
-        if p is not None and label is not None:
-            tasks.setdefault(p, set()).add(label)
-    for p, labels in tasks.items():
-        if p in out:
-            out[p]["tasks"] = sorted(labels)
-    return out
+
+
+def with_details(hits: list[Hit], rows: SelectResult) -> list[dict[str, object]]:
+    """Hits as JSON objects, papers with `year`, `tasks` and `has_code` from `details_query`."""
+    details: dict[str, dict[str, object]] = {}
+    for p, date, code, tasks in rows.rows:
+        if p is None:
+            continue
+        year = date.value[:4] if date is not None else ""
+        details[p.value] = {
+            "year": int(year) if year.isdigit() else None,
+            "tasks": sorted(t for t in (tasks.value if tasks else "").split(_SEP) if t),
+            "has_code": code is not None and code.value not in ("", "0"),
+        }
+    return [{**h.as_json(), **details.get(h.iri, {})} for h in hits]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -66,9 +66,10 @@ def rebuild(store: GraphStore, store_path: Path | None) -> tuple[Index, int]:
 
 
 def open_index(
-    store: GraphStore, store_path: Path | None, *, quiet: bool = False
+    store: GraphStore | Callable[[], GraphStore], store_path: Path | None, *, quiet: bool = False
 ) -> Index:
-    """The store's index, rebuilt first when it is missing or stale."""
+    """The store's index, rebuilt first when it is missing or stale (`store` may be a
+    function that opens the store: it is called only to rebuild)."""
     if store_path is not None:
         path = index_path(store_path)
         if (path / "meta.json").exists():
@@ -81,7 +82,7 @@ def open_index(
         if not quiet:
             print(f"kg: the search index of {store_path} {why}; building it from the store",
                   file=sys.stderr)
-    return rebuild(store, store_path)[0]
+    return rebuild(store if isinstance(store, GraphStore) else store(), store_path)[0]
 
 
 class Upkeep:

@@ -129,6 +129,10 @@ def _block(
     if k >= len(toks) or toks[k][1] != "{":
         raise fail("must be followed by { … }")
     k += 1
+    local: dict[str, Term] = {}
+    while k < len(toks) and toks[k][0] == "word" and toks[k][1].upper() == "VALUES":
+        k = _values(toks, k + 1, local, fail)  # a named query's parameters, bound inside
+    bindings = {**bindings, **local}
     # the subject: [] or a blank node label
     if k + 1 < len(toks) and toks[k][1] == "[" and toks[k + 1][1] == "]":
         k += 2
@@ -197,6 +201,58 @@ def _block(
     if hit is None:
         raise fail("needs kgs:hit ?variable to bind the hits to")
     return Block(toks[start][2], end, query, type_, limit, hit, score, label), k + 1
+
+
+def _values(
+    toks: list[tuple[str, str, int]],
+    k: int,
+    out: dict[str, Term],
+    fail: Callable[[str], QuerySyntaxError],
+) -> int:
+    """Read a one-row VALUES block (`?v { x }` or `(?a ?b) { (x y) }`) of strings and
+    integers into `out`; returns the index past it."""
+    names: list[str] = []
+    if k < len(toks) and toks[k][0] == "var":
+        names, k, wrapped = [toks[k][1][1:]], k + 1, False
+    elif k < len(toks) and toks[k][1] == "(":
+        k += 1
+        while k < len(toks) and toks[k][0] == "var":
+            names.append(toks[k][1][1:])
+            k += 1
+        if k >= len(toks) or toks[k][1] != ")":
+            raise fail("has a VALUES block it cannot read")
+        k, wrapped = k + 1, True
+    else:
+        raise fail("has a VALUES block it cannot read")
+    if k >= len(toks) or toks[k][1] != "{":
+        raise fail("has a VALUES block it cannot read")
+    k += 1
+    if wrapped:
+        if k >= len(toks) or toks[k][1] != "(":
+            raise fail("has a VALUES block it cannot read")
+        k += 1
+    for name in names:
+        if k >= len(toks):
+            raise fail("has a VALUES block it cannot read")
+        kind, value, _ = toks[k]
+        if kind == "string":
+            out[name] = Term("literal", _string_value(value))
+        elif kind == "number" and value.isdigit():
+            out[name] = Term("literal", value, XSD.integer)
+        elif kind != "word" or value != "UNDEF":
+            raise fail(f"can take only strings and integers in its VALUES block, not {value}")
+        k += 1
+        if k < len(toks) and toks[k][0] == "lang":
+            k += 1
+        if k + 1 < len(toks) and toks[k][1] == "^" and toks[k + 1][1] == "^":
+            k += 3  # a datatype IRI or prefixed name: the lexical form is what counts
+    if wrapped:
+        if k >= len(toks) or toks[k][1] != ")":
+            raise fail("has a VALUES block of more than one row, or one it cannot read")
+        k += 1
+    if k >= len(toks) or toks[k][1] != "}":
+        raise fail("has a VALUES block of more than one row, or one it cannot read")
+    return k + 1
 
 
 def values_block(block: Block, hits: list[Hit]) -> str:

@@ -6,6 +6,9 @@
 * `/update`: SPARQL 1.1 Update, only with `allow_update` and the bearer token.
 * `/queries`, `/queries/NAME?param=…`: the named queries of `queries/*.rq`, bound safely.
 * `/paper/<slug>`, `/method/…`, `/graph/record/…`: Linked Data for kg's instance IRIs.
+* `/search?q=…&type=…&limit=…`: full-text search (JSON; a page for browsers), read from
+  the index beside the store (kg.search); SPARQL's kg search blocks are expanded to VALUES
+  here too, before the query reaches a worker (`KgServer._expand_search`).
 * `/`: a YASGUI query page (vendored under kg/serve/static, so it works offline).
 
 Every query runs in a `QueryPool` worker process, off the event loop, under the time and
@@ -22,7 +25,7 @@ import signal
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
 
 from starlette.applications import Starlette
@@ -54,8 +57,11 @@ from kg.rdf.store import convert, parse_to_ntriples
 from kg.rdf.terms import is_absolute_iri
 from kg.rdf.vocab import PREFIXES
 from kg.resources import static_dir
-from kg.serve import conneg, linked_data
+from kg.serve import conneg, linked_data, search_page
 from kg.serve.pool import QueryJob, QueryPool, Source
+
+if TYPE_CHECKING:
+    from kg.search import StoreSearch
 
 STATIC_DIR = static_dir()
 _FORMAT_PARAM = "format"
@@ -190,6 +196,7 @@ class KgServer:
         #: Set by a runner (the CLI): called once the pool is up, or with the startup error.
         self.on_ready: Callable[[KgServer], None] | None = None
         self.on_failed_start: Callable[[KgError], None] | None = None
+        self._store_search: StoreSearch | None = None
 
     # -- life cycle ----------------------------------------------------------------------------
     def load_queries(self) -> None:
@@ -203,6 +210,8 @@ class KgServer:
         """SIGHUP: reopen store snapshots and reread the named queries."""
         if self.pool is not None:
             self.pool.refresh()
+        if self._store_search is not None:
+            self._store_search.refresh()
         with contextlib.suppress(KgError):
             self.load_queries()
 
@@ -285,6 +294,67 @@ class KgServer:
             conneg.choose(formats, accept, conneg.GRAPH_OFFERS),
         )
 
+    # -- search --------------------------------------------------------------------------------
+    def _search(self) -> StoreSearch:
+        """The search over the served store, opened on first use (a stale or missing index is
+        rebuilt from a snapshot of its own); refreshed every --refresh seconds."""
+        if self._store_search is None:
+            from kg.search import StoreSearch
+
+            if self.source.on_disk:
+                self._store_search = StoreSearch(self.source.open, self.source.path)
+            else:
+                self._store_search = StoreSearch(self.source.open(), None)
+        self._store_search.refresh(every=self.config.refresh)
+        return self._store_search
+
+    async def _expand_search(self, sparql: str, bindings: Mapping[str, Term] | None) -> str:
+        """The one place the server turns kg search blocks into VALUES (kg.search.sparql),
+        off the event loop. Queries without one never open the index."""
+        if "SERVICE" not in sparql.upper() and "\\" not in sparql:
+            return sparql
+        return await asyncio.to_thread(lambda: self._search().expand(sparql, bindings))
+
+    async def search(self, request: Request) -> Response:
+        from kg.search import CLASSES, details_query, with_details
+
+        params = Params(list(request.query_params.multi_items()))
+        text = params.one("q")
+        if text is None or not text.strip():
+            raise ParameterError("give the search text as ?q=… (words, \"a phrase\", prefix*)")
+        type_ = params.one("type") or None
+        if type_ is not None and type_ not in CLASSES:
+            raise ParameterError(f"type {type_[:40]!r} is not a class; use one of: "
+                                 f"{', '.join(CLASSES)}")
+        raw_limit = params.one("limit") or "10"
+        if not raw_limit.isdigit() or not 1 <= int(raw_limit) <= 1000:
+            raise ParameterError(f"limit {raw_limit[:20]!r} is not a number from 1 to 1000")
+        hits = await asyncio.to_thread(
+            lambda: self._search().search(text, type_, int(raw_limit))
+        )
+        papers = [h.iri for h in hits if h.type == "paper"]
+        rows = await self.running.result(details_query(papers)) if papers else None
+        described = (
+            with_details(hits, rows) if isinstance(rows, SelectResult)
+            else [h.as_json() for h in hits]
+        )
+        accept = request.headers.get("accept", "")
+        wants_html = params.one(_FORMAT_PARAM) == "html" or (
+            params.one(_FORMAT_PARAM) is None and "text/html" in accept
+        )
+        if wants_html:
+            page = search_page.render(text, type_, described, self.config.base_iri)
+            return Response(
+                page,
+                media_type="text/html; charset=utf-8",
+                headers={"Vary": "Accept", "Content-Security-Policy": _PAGE_CSP,
+                         "X-Content-Type-Options": "nosniff"},
+            )
+        return JSONResponse(
+            {"query": text, "type": type_, "limit": int(raw_limit), "hits": described},
+            headers={"Vary": "Accept"},
+        )
+
     async def _run_query(
         self,
         request: Request,
@@ -294,7 +364,9 @@ class KgServer:
         substitutions: Mapping[str, Term] | None = None,
         default_graphs: list[str] | None = None,
         named_graphs: list[str] | None = None,
+        bindings: Mapping[str, Term] | None = None,
     ) -> Response:
+        sparql = await self._expand_search(sparql, bindings)
         shape = scan(sparql)
         if shape.is_update:
             raise self._read_only()
@@ -474,7 +546,11 @@ class KgServer:
         if named.param(_FORMAT_PARAM) is not None:
             params.values.pop(_FORMAT_PARAM, None)
         return await self._run_query(
-            request, params, prepared.sparql, substitutions=prepared.substitutions or None
+            request,
+            params,
+            prepared.sparql,
+            substitutions=prepared.substitutions or None,
+            bindings=bindings,
         )
 
     # -- Linked Data ---------------------------------------------------------------------------
@@ -602,6 +678,7 @@ def create_app(source: Source, config: ServerConfig) -> Starlette:
         Route("/sparql", server.sparql, methods=["GET", "POST"]),
         Route("/update", server.update, methods=["POST"]),
         Route("/queries", server.query_list, methods=["GET"]),
+        Route("/search", server.search, methods=["GET"]),
         Route("/queries/{name}", server.named_query, methods=["GET"]),
         Route("/health", server.health, methods=["GET"]),
         Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static"),

@@ -277,6 +277,13 @@ class _Page:
         return f"<table>{rows}</table>"
 
 
+def search_form() -> str:
+    """The search box of every page (kg.serve.search_page)."""
+    from kg.serve.search_page import search_form as form
+
+    return form()
+
+
 def render_html(desc: Description, base: str, *, is_graph: bool = False) -> str:
     """A small page for browsers: the entity's properties, its parts, and what points at it."""
     page = _Page(desc, base)
@@ -306,7 +313,8 @@ def render_html(desc: Description, base: str, *, is_graph: bool = False) -> str:
             for t, f in (("text/turtle", "turtle"), ("application/ld+json", "jsonld"))
         ),
         f"<style>{_STYLE}</style></head><body>",
-        '<header><a href="/">kg</a> · SPARQL endpoint at <a href="/sparql">/sparql</a></header>',
+        '<header><a href="/">kg</a> · SPARQL endpoint at <a href="/sparql">/sparql</a>'
+        f"{search_form()}</header>",
         f"<h1>{_esc(title)}</h1>",
         f'<p class="iri">{_esc(iri)}</p>',
     ]

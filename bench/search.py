@@ -1,0 +1,177 @@
+"""kg search at archive size: index time, query latency, SPARQL-joined search, disk size.
+
+One run, ratios against baselines measured side by side in the same run:
+
+1. Generated papers (bench/search_corpus.py: titles and abstracts drawn from the real text
+   of the bundled slices) as N-Quads, one named graph per paper
+   (type, title, abstract, date): `Store.bulk_load` into a
+   fresh on-disk store (the baseline), then `kg.search.rebuild` of the index from that store.
+2. Warm query latency p50/p95 through `StoreSearch.search` (snippets included, as
+   `kg search` and `/search` return them): one-word, three-word and phrase queries.
+3. A SPARQL join, "papers matching X issued since 2019, newest first", as a kg search block
+   (`StoreSearch.expand` + the store's query) against the same join with a REGEX scan of
+   the titles and abstracts.
+4. The index's disk size against the store's.
+
+    .venv/bin/python bench/search.py [--papers 576261] [--out FILE.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from search_corpus import chain, generated_papers
+
+from kg.rdf.store import GraphStore
+from kg.rdf.terms import literal, typed
+from kg.rdf.vocab import KG, STD, XSD
+from kg.search import StoreSearch, rebuild
+from kg.search.index import index_path
+
+BASE = "https://w3id.org/kg/id/paper/"
+
+
+def size(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def pct(times: list[float], q: float) -> float:
+    times = sorted(times)
+    return times[max(0, int(q * len(times)) - 1)]
+
+
+def latency(fn, queries: list[str]) -> dict[str, float]:  # type: ignore[no-untyped-def]
+    for q in queries[:20]:
+        fn(q)
+    times = []
+    for q in queries:
+        t = time.perf_counter()
+        fn(q)
+        times.append((time.perf_counter() - t) * 1000)
+    return {"p50_ms": round(statistics.median(times), 2), "p95_ms": round(pct(times, 0.95), 2)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--papers", type=int, default=576_261)
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="kg-search-bench-"))
+    result: dict[str, object] = {"papers": args.papers}
+    try:
+        t = time.perf_counter()
+        model = chain()
+        lines: list[str] = []
+        titles: list[str] = []
+        bodies: list[list[str]] = []
+        rng = random.Random(3)
+        for i, doc in enumerate(generated_papers(args.papers, seed=11, model=model)):
+            s = f"<{BASE}gen-{i}>"
+            g = f"<{BASE.replace('/paper/', '/graph/record/paper/')}gen-{i}>"
+            date = f"{2012 + i % 12}-{1 + i % 12:02d}-{1 + i % 28:02d}"
+            lines += [  # one named graph per paper, as kg ingest writes them
+                f"{s} {STD.type} {KG.Paper} {g} .",
+                f"{s} {STD.title} {literal(doc.title)} {g} .",
+                f"{s} {STD.abstract} {literal(doc.body)} {g} .",
+                f"{s} {STD.issued} {typed(date, XSD.date)} {g} .",
+            ]
+            if len(titles) < 5000:
+                titles.append(doc.title)
+                bodies.append(doc.body.lower().rstrip(".").split())
+        data = ("\n".join(lines) + "\n").encode("utf-8")
+        del lines
+        result["generate_s"] = round(time.perf_counter() - t, 1)
+        result["nquads_mb"] = round(len(data) / 1e6, 1)
+        print(f"generated {args.papers:,} papers in {result['generate_s']} s", flush=True)
+
+        store_path = work / "store"
+        store = GraphStore.open(store_path)
+        t = time.perf_counter()
+        store.bulk_load(data, "nquads")
+        store.flush()
+        result["bulk_load_s"] = round(time.perf_counter() - t, 1)
+        del data
+        print(f"bulk_load {result['bulk_load_s']} s", flush=True)
+
+        t = time.perf_counter()
+        _, n = rebuild(store, store_path)
+        result["index_s"] = round(time.perf_counter() - t, 1)
+        result["indexed"] = n
+        result["index_vs_bulk_load"] = round(result["index_s"] / result["bulk_load_s"], 2)  # type: ignore[operator]
+        print(f"index {result['index_s']} s ({n:,} documents)", flush=True)
+        result["store_mb"] = round(size(store_path) / 1e6 - size(index_path(store_path)) / 1e6, 1)
+        result["index_mb"] = round(size(index_path(store_path)) / 1e6, 1)
+        result["index_vs_store_size"] = round(result["index_mb"] / result["store_mb"], 2)  # type: ignore[operator]
+
+        search = StoreSearch(store, store_path)
+        vocab = [w for t_ in titles for w in t_.lower().split() if len(w) > 3]
+        qs = {
+            "1-word": [rng.choice(vocab) for _ in range(300)],
+            "3-word": [" ".join(rng.sample(vocab, 3)) for _ in range(300)],
+            "phrase": [],
+        }
+        while len(qs["phrase"]) < 300:
+            b = rng.choice(bodies)
+            i = rng.randrange(max(1, len(b) - 3))
+            qs["phrase"].append('"' + " ".join(b[i : i + 3]) + '"')
+        result["latency"] = {
+            kind: latency(lambda q: search.search(q, "paper", 10), queries)
+            for kind, queries in qs.items()
+        }
+        print(json.dumps(result["latency"]), flush=True)
+
+        join_words = ["graph neural", "reinforcement learning", "image segmentation"]
+        joined, scanned, agree = [], [], True
+        for words in join_words:
+            searched = (
+                "PREFIX kgs: <https://w3id.org/kg/search#>\n"
+                "SELECT ?paper ?date WHERE {\n"
+                "  SERVICE <https://w3id.org/kg/search> {\n"
+                f"    [] kgs:query {literal(words)} ; kgs:type \"paper\" ; kgs:limit 10000 ;\n"
+                "       kgs:hit ?paper .\n  }\n"
+                f"  ?paper {STD.issued} ?date . FILTER (?date >= \"2019-01-01\"^^<{XSD.date}>)\n"
+                "} ORDER BY DESC(?date) ?paper LIMIT 100"
+            )
+            pattern = ".*".join(words.split())
+            regex = (
+                "SELECT ?paper ?date WHERE {\n"
+                f"  ?paper a {KG.Paper} ; {STD.title} ?t ; {STD.abstract} ?a ; {STD.issued} ?date .\n"
+                f"  FILTER (?date >= \"2019-01-01\"^^<{XSD.date}>)\n"
+                f"  FILTER (REGEX(?t, {literal(pattern)}, \"i\") || REGEX(?a, {literal(pattern)}, \"i\"))\n"
+                "} ORDER BY DESC(?date) ?paper LIMIT 100"
+            )
+            t = time.perf_counter()
+            a = store.query(search.expand(searched))
+            joined.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            b_ = store.query(regex)
+            scanned.append(time.perf_counter() - t)
+            agree = agree and bool(a.rows) == bool(b_.rows)  # type: ignore[union-attr]
+        result["sparql_join"] = {
+            "queries": join_words,
+            "search_block_s": round(statistics.median(joined), 3),
+            "regex_scan_s": round(statistics.median(scanned), 3),
+            "speedup": round(statistics.median(scanned) / statistics.median(joined), 1),
+            "both_find_rows": agree,
+        }
+        print(json.dumps(result["sparql_join"]), flush=True)
+        store.close()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    text = json.dumps(result, indent=2)
+    print(text)
+    if args.out:
+        args.out.write_text(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
