@@ -8,12 +8,17 @@ one of them without a status.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+import weakref
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from kg.ingest.ingestor import ingest
+from kg.query.named import Binding, NamedQuery, run_local
+from kg.rdf.results import QueryResult, Term
 from kg.rdf.store import GraphStore
 
 BASE = "https://w3id.org/kg/id/"
@@ -301,3 +306,24 @@ def build_dumps(store: GraphStore, paths: list[str]) -> GraphStore:
     build(store, paths)
     store.load(DUMPS_TRIG.encode("utf-8"), "trig")
     return store
+
+
+_SEARCHES: weakref.WeakKeyDictionary[GraphStore, Any] = weakref.WeakKeyDictionary()
+
+
+def run_named(
+    store: GraphStore,
+    query: NamedQuery,
+    bindings: Mapping[str, Term],
+    limit: int | None = None,
+    binding: Binding = "values",
+) -> QueryResult:
+    """`run_local` as kg query runs it: kg search blocks expanded first, over an index of
+    `store` (built once per store)."""
+    from kg.search import StoreSearch
+
+    search = _SEARCHES.get(store)
+    if search is None:
+        search = _SEARCHES[store] = StoreSearch(store, store.path, quiet=True)
+    expanded = dataclasses.replace(query, sparql=search.expand(query.sparql, bindings))
+    return run_local(store, expanded, bindings, limit=limit, binding=binding)

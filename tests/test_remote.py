@@ -26,6 +26,7 @@ from kg.query.named import bind, find_query, load_query, run_local, run_remote
 from kg.query.remote import Endpoint
 from kg.rdf.results import AskResult, GraphResult, SelectResult
 from kg.rdf.store import GraphStore
+from kg.search.sparql import uses_search
 from tests.conftest import run
 from tests.query_data import BASE, build, build_dumps, write_mini
 from tests.test_queries import CASES, HOSTILE, QUERY_FILES, expected, normalise
@@ -124,8 +125,11 @@ def _count(url: str) -> int:
 def test_query_file_answers_exactly_on_a_remote_endpoint(
     path: Path, endpoints: dict[str, Server]
 ) -> None:
-    """Every real query file gives the same exact rows from the Oxigraph server as locally."""
+    """Every real query file gives the same exact rows from the Oxigraph server as locally
+    (but those that search: only kg evaluates a kg search block)."""
     query = load_query(path)
+    if uses_search(query.sparql):
+        pytest.skip("a kg search query: Oxigraph's server would call the SERVICE itself")
     for case in CASES[query.name]:
         bindings = bind(query, case.params, BASE)
         remote = run_remote(endpoints[case.graph].url, query, bindings, timeout=30)
@@ -136,7 +140,7 @@ def test_query_file_answers_exactly_on_a_remote_endpoint(
 def test_hostile_values_change_nothing_remotely(endpoints: dict[str, Server], value: str) -> None:
     url = endpoints["mini"].url
     before = _count(url)
-    for name, param in (("papers-by-title", "text"), ("shared-methods", "paper")):
+    for name, param in (("official-code-by-framework", "framework"), ("shared-methods", "paper")):
         query = find_query(name)
         result = run_remote(url, query, bind(query, {param: value}, BASE))
         assert normalise(result) == []

@@ -13,6 +13,9 @@ from kg.cli.output import emit
 from kg.errors import UsageError
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from kg.rdf.results import Term
     from kg.rdf.store import GraphStore
     from kg.search import StoreSearch
 
@@ -25,19 +28,10 @@ def store_search(store: GraphStore | None = None) -> StoreSearch:
     return StoreSearch(store or state.store(), path)
 
 
-def expand_search(sparql: str, bindings: object = None) -> str:
+def expand_search(sparql: str, bindings: Mapping[str, Term] | None = None) -> str:
     """The one place the CLI turns kg search blocks in SPARQL into VALUES (kg sparql and
-    kg query): the index is opened only when the query holds such a block."""
-    from kg.search.sparql import expand
-
-    search = None
-
-    def run(text: str, type_: str | None, limit: int) -> list:  # type: ignore[type-arg]
-        nonlocal search
-        search = search or store_search()
-        return search.searcher().search(text, type_=type_, limit=limit, snippets=False)
-
-    return expand(sparql, run, bindings)  # type: ignore[arg-type]
+    kg query). The index is opened only when the query holds such a block."""
+    return store_search().expand(sparql, bindings)
 
 
 @command(rich_help_panel="Query")

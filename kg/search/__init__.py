@@ -107,19 +107,31 @@ class StoreSearch:
                 self._searcher = self._open()
 
     def search(
-        self, text: str, type_: str | None = None, limit: int = 10, *, snippets: bool = True
+        self,
+        text: str,
+        type_: str | None = None,
+        limit: int = 10,
+        *,
+        snippets: bool = True,
+        empty_ok: bool = False,
     ) -> list[Hit]:
         if type_ is not None and type_ not in CLASSES:
             raise UsageError(f"unknown type {type_!r}; use one of: {', '.join(CLASSES)}")
         searcher = self.searcher()
         with self._lock:
-            return searcher.search(text, type_=type_, limit=limit, snippets=snippets)
+            return searcher.search(
+                text, type_=type_, limit=limit, snippets=snippets, empty_ok=empty_ok
+            )
 
     def expand(self, sparql: str, bindings: Mapping[str, Term] | None = None) -> str:
         """SPARQL with its kg search blocks replaced by their hits (kg.search.sparql)."""
         from kg.search.sparql import expand
 
-        return expand(sparql, lambda q, t, n: self.search(q, t, n, snippets=False), bindings)
+        return expand(
+            sparql,
+            lambda q, t, n: self.search(q, t, n, snippets=False, empty_ok=True),
+            bindings,
+        )
 
     def described(self, hits: list[Hit]) -> list[dict[str, object]]:
         """Hits as JSON objects; papers with their year, tasks and whether they have code."""

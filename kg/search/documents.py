@@ -100,7 +100,7 @@ def _types(rows: Iterable[tuple[str | None, ...]]) -> dict[str, str]:
 
 
 def all_documents(store: GraphStore) -> Iterator[Document]:
-    """Every searchable entity of the store.
+    """Every searchable entity of the store (but what a half-loaded batch wrote).
 
     Read predicate by predicate and class by class: Oxigraph answers a constant-predicate
     pattern from its index, where a VALUES list of predicates makes it scan every quad.
@@ -110,11 +110,13 @@ def all_documents(store: GraphStore) -> Iterator[Document]:
         pattern = f"?s a <{iri}>"
         types.update(_types(_select(store, f"SELECT DISTINCT ?s ?t WHERE {{ {_anywhere(pattern)} "
                                            f"BIND(<{iri}> AS ?t) }}")))
+    # the graphs of a batch a killed writer left half-loaded: the next writer drops them
+    pending = store.pending_graphs()
     rows: list[tuple[str | None, ...]] = []
     for p in _ROLE:
         found = _select(store, f"SELECT ?s ?o ?g WHERE {{ {_anywhere(f'?s <{p}> ?o')} "
                                "FILTER (isLiteral(?o)) }")
-        rows.extend((s, p, o, g) for s, o, g in found)
+        rows.extend((s, p, o, g) for s, o, g in found if g not in pending)
     return _documents(rows, types)
 
 

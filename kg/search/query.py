@@ -119,6 +119,7 @@ class Searcher:
         return out
 
     def build(self, text: str, type_: str | None = None) -> Any:
+        """The tantivy query for `text`; None when it has no word to look for."""
         t, schema = self.t, self.index.schema
         must = []
         for clause in clauses(text):
@@ -137,7 +138,7 @@ class Searcher:
                 must.append((t.Occur.Must, t.Query.boolean_query(
                     [(t.Occur.Should, q) for q in fields])))
         if not must:
-            raise UsageError(f"the search {text!r} has no words to look for")
+            return None
         whole = normalise(text.replace("*", " ").replace('"', " "))
         if whole:
             exact = t.Query.term_query(schema, "exact", whole, index_option="basic")
@@ -149,11 +150,23 @@ class Searcher:
         return t.Query.boolean_query(must)
 
     def search(
-        self, text: str, *, type_: str | None = None, limit: int = 10, snippets: bool = True
+        self,
+        text: str,
+        *,
+        type_: str | None = None,
+        limit: int = 10,
+        snippets: bool = True,
+        empty_ok: bool = False,
     ) -> list[Hit]:
+        """The best `limit` hits. A search with no word to look for (`!!`) is an error, or
+        no hits with `empty_ok` (inside SPARQL, where the text is data)."""
         if not 1 <= limit <= MAX_LIMIT:
             raise UsageError(f"the number of hits must be between 1 and {MAX_LIMIT}, not {limit}")
         query = self.build(text, type_)
+        if query is None:
+            if empty_ok:
+                return []
+            raise UsageError(f"the search {text[:80]!r} has no words to look for")
         searcher = self.index.searcher()
         found = searcher.search(query, limit, count=False).hits
         if not found:

@@ -33,7 +33,7 @@ Properties of the block (`kgs:` is `https://w3id.org/kg/search#`):
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 from kg.errors import QuerySyntaxError
@@ -90,33 +90,41 @@ def _resolve(kind: str, value: str, prefixes: dict[str, str]) -> str | None:
     return None
 
 
-def find_blocks(sparql: str, bindings: Mapping[str, Term] | None = None) -> list[Block]:
-    """The kg search blocks of a query, in text order."""
-    toks = located_tokens(sparql)
+def _searches(toks: list[tuple[str, str, int]]) -> Iterator[tuple[int, int, dict[str, str]]]:
+    """(index of SERVICE, index past its target, prefixes) of each kg search block."""
     prefixes: dict[str, str] = {}
-    blocks: list[Block] = []
-    i, n = 0, len(toks)
-    while i < n:
-        kind, value, _ = toks[i]
+    n = len(toks)
+    for i, (kind, value, _) in enumerate(toks):
         word = value.upper() if kind == "word" else ""
         if word == "PREFIX" and i + 2 < n and toks[i + 1][0] == "pname" and toks[i + 2][0] == "iri":
             prefixes[toks[i + 1][1].partition(":")[0]] = unescape_codepoints(toks[i + 2][1])[1:-1]
-            i += 3
-            continue
-        if word == "SERVICE":
+        elif word == "SERVICE":
             j = i + 1
             if j < n and toks[j][0] == "word" and toks[j][1].upper() == "SILENT":
                 j += 1
             if j < n and _resolve(toks[j][0], toks[j][1], prefixes) == SERVICE_IRI:
-                block, i = _block(sparql, toks, i, j + 1, prefixes, bindings or {})
-                blocks.append(block)
-                continue
-        i += 1
-    return blocks
+                yield i, j + 1, dict(prefixes)
+
+
+def _count(sparql: str) -> int:
+    return sum(1 for _ in _searches(located_tokens(sparql)))
+
+
+def uses_search(sparql: str) -> bool:
+    """Whether the query holds a kg search block (only kg can run it), in either reading."""
+    return bool(_count(sparql) or _count(unescape_codepoints(sparql)))
+
+
+def find_blocks(sparql: str, bindings: Mapping[str, Term] | None = None) -> list[Block]:
+    """The kg search blocks of a query, in text order."""
+    toks = located_tokens(sparql)
+    return [
+        _block(toks, start, k, prefixes, bindings or {})[0]
+        for start, k, prefixes in _searches(toks)
+    ]
 
 
 def _block(
-    sparql: str,
     toks: list[tuple[str, str, int]],
     start: int,
     k: int,
@@ -278,6 +286,12 @@ def expand(sparql: str, search: SearchFn, bindings: Mapping[str, Term] | None = 
     if "SERVICE" not in unescape_codepoints(sparql).upper():
         return sparql  # cheap exit: no block can be there
     blocks = find_blocks(sparql, bindings)
+    unescaped = unescape_codepoints(sparql)
+    if unescaped != sparql and _count(unescaped) > len(blocks):
+        # pyoxigraph reads \u escapes in IRIs, so it would call this SERVICE over HTTP
+        raise QuerySyntaxError(
+            f"write the kg search block's SERVICE <{SERVICE_IRI}> without \\u escapes"
+        )
     out = sparql
     for block in reversed(blocks):
         hits = search(block.query, block.type, block.limit)
