@@ -133,3 +133,26 @@ def test_linked_data_pages_link_to_their_neighbours(page: Any, server: str) -> N
     assert page.inner_text("h1") == "Yaru Hao"
     assert page.url == f"{server}/author/yaru-hao"
     assert page.problems == []
+
+
+def test_the_search_box_finds_the_seed_paper(page: Any, server: str) -> None:
+    """The query page's search box: typed into, submitted, the hits page lists the seed paper
+    first with its marked words; its link leads to the paper's page, whose own search box
+    searches again."""
+    page.goto(f"{server}/")
+    page.wait_for_selector("#kg-search-q")
+    page.fill("#kg-search-q", "attention is not only a weight")
+    page.press("#kg-search-q", "Enter")
+    page.wait_for_selector("ol.hits li")
+    first = page.inner_text("ol.hits li:first-child")
+    assert "Attention is Not Only a Weight" in first and "2020" in first
+    assert page.eval_on_selector_all("ol.hits li:first-child mark", "ms => ms.length") > 0
+    page.click("ol.hits li:first-child a")
+    page.wait_for_selector("h1")
+    assert page.url == f"{server}/paper/attention-module-is-not-only-a-weight"
+    page.fill("form.kg-search input[name=q]", "self-attention attribution")
+    page.select_option("form.kg-search select[name=type]", "paper")
+    page.press("form.kg-search input[name=q]", "Enter")
+    page.wait_for_selector("ol.hits li")
+    assert "Self-Attention Attribution" in page.inner_text("ol.hits li:first-child")
+    assert page.problems == []

@@ -171,25 +171,30 @@ class Searcher:
         found = searcher.search(query, limit, count=False).hits
         if not found:
             return []
-        generators = {}
-        if snippets:
-            for name in ("body", "label", "alt"):
+        generators: dict[str, Any] = {}
+
+        def generator(name: str) -> Any:  # made only when needed: each costs a query pass
+            if name not in generators:
                 gen = self.t.SnippetGenerator.create(searcher, query, self.index.schema, name)
                 gen.set_max_num_chars(180)
                 generators[name] = gen
+            return generators[name]
+
         hits = []
         for score, address in found:
             doc = searcher.doc(address)
             hit = Hit(doc["key"][0], doc["type"][0], (doc["label"] or [""])[0], float(score))
-            for name, gen in generators.items():
-                snippet = gen.snippet_from_doc(doc)
-                ranges = snippet.highlighted()
-                if ranges or name == "alt":
-                    fragment = snippet.fragment()
-                    hit.snippet, hit.marks = _char_marks(fragment, ranges)
-                    if not hit.snippet and doc[name]:
-                        hit.snippet = doc[name][0][:180]
-                    break
+            if snippets:
+                for name in ("body", "label", "alt"):
+                    if not doc[name]:
+                        continue
+                    snippet = generator(name).snippet_from_doc(doc)
+                    ranges = snippet.highlighted()
+                    if ranges or name == "alt":
+                        hit.snippet, hit.marks = _char_marks(snippet.fragment(), ranges)
+                        break
+                if not hit.snippet:
+                    hit.snippet = (doc["body"] or doc["label"] or [""])[0][:180]
             hits.append(hit)
         return hits
 
