@@ -8,8 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
-from kg.cli.app import command, err, out, state
-from kg.cli.output import emit
+from kg.cli.app import command, emit, err, out, state
 from kg.errors import UsageError
 
 if TYPE_CHECKING:

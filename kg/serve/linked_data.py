@@ -277,11 +277,20 @@ class _Page:
         return f"<table>{rows}</table>"
 
 
-def search_form() -> str:
-    """The search box of every page (kg.serve.search_page)."""
-    from kg.serve.search_page import search_form as form
+def search_form(query: str = "", type_: str | None = None) -> str:
+    """The search box of every page: a plain GET form to /search (works without script)."""
+    from kg.search.documents import CLASSES
 
-    return form()
+    options = "".join(
+        f'<option value="{t}"{" selected" if t == type_ else ""}>{t}</option>' for t in CLASSES
+    )
+    return (
+        '<form class="kg-search" action="/search" method="get" role="search">'
+        f'<input type="search" name="q" value="{_esc(query)}" placeholder="search papers, '
+        'methods, tasks…" aria-label="search" required>'
+        f'<select name="type" aria-label="class"><option value="">all</option>{options}</select>'
+        '<button type="submit">Search</button></form>'
+    )
 
 
 def render_html(desc: Description, base: str, *, is_graph: bool = False) -> str:

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from kg.search.documents import CLASSES
-from kg.serve.linked_data import _STYLE, _esc, local_href
+from kg.serve.linked_data import _STYLE, _esc, local_href, search_form
 
 _EXTRA_STYLE = """
 form.kg-search{display:inline-flex;gap:.3rem;margin-left:1rem}
@@ -14,20 +13,6 @@ form.kg-search input[type=search]{width:18rem;padding:.15rem .4rem}
 ol.hits li{margin:.7rem 0}.hits .t{color:#5b6570;font-size:12px;text-transform:uppercase;
 margin-right:.4rem}.hits .s{color:#444;font-size:14px}mark{background:#fff2a8}
 """
-
-
-def search_form(query: str = "", type_: str | None = None) -> str:
-    """The search box: a plain GET form to /search (works without script)."""
-    options = "".join(
-        f'<option value="{t}"{" selected" if t == type_ else ""}>{t}</option>' for t in CLASSES
-    )
-    return (
-        '<form class="kg-search" action="/search" method="get" role="search">'
-        f'<input type="search" name="q" value="{_esc(query)}" placeholder="search papers, '
-        'methods, tasks…" aria-label="search" required>'
-        f'<select name="type" aria-label="class"><option value="">all</option>{options}</select>'
-        '<button type="submit">Search</button></form>'
-    )
 
 
 def _marked(snippet: str, marks: list[list[int]]) -> str:
