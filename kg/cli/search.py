@@ -63,6 +63,7 @@ def search(
       kg search 'transf*' --type method --top 5 --json
     """
     from kg.search import CLASSES, rebuild
+    from kg.search.query import mark
 
     if type_ is not None and type_ not in CLASSES:
         raise UsageError(f"--type {type_!r} is not a class; use one of: {', '.join(CLASSES)}")
@@ -97,16 +98,7 @@ def search(
             highlight=False,
         )
         out.print(f"      [dim]{escape(str(hit['iri']))}[/]", highlight=False)
-        snippet = _marked(str(hit["snippet"]), hit["marks"])  # type: ignore[arg-type]
+        marked = mark(str(hit["snippet"]), hit["marks"], "[bold yellow]", "[/]", escape)  # type: ignore[arg-type]
+        snippet = " ".join(marked.split())
         if snippet:
             out.print(f"      {snippet}", highlight=False)
-
-
-def _marked(snippet: str, marks: list[list[int]]) -> str:
-    """The snippet as rich markup, matched words in bold yellow."""
-    parts, last = [], 0
-    for start, end in marks:
-        parts += [escape(snippet[last:start]), "[bold yellow]", escape(snippet[start:end]), "[/]"]
-        last = end
-    parts.append(escape(snippet[last:]))
-    return " ".join("".join(parts).split())

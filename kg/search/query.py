@@ -19,6 +19,7 @@ letters and digits alone): no query syntax of tantivy's is exposed.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,12 +50,7 @@ class Hit:
     marks: list[tuple[int, int]] = field(default_factory=list)  # [start, end) in `snippet`
 
     def marked(self, left: str = "[", right: str = "]") -> str:
-        out, last = [], 0
-        for start, end in self.marks:
-            out += [self.snippet[last:start], left, self.snippet[start:end], right]
-            last = end
-        out.append(self.snippet[last:])
-        return "".join(out)
+        return mark(self.snippet, self.marks, left, right)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -65,6 +61,26 @@ class Hit:
             "snippet": self.snippet,
             "marks": [list(m) for m in self.marks],
         }
+
+
+def mark(
+    snippet: str,
+    marks: Sequence[Sequence[int]],
+    left: str = "[",
+    right: str = "]",
+    escape: Callable[[str], str] = str,
+) -> str:
+    """The snippet with each marked range between `left` and `right`, the text escaped.
+
+    >>> mark("deep residual learning", [(5, 13)])
+    'deep [residual] learning'
+    """
+    out, last = [], 0
+    for start, end in marks:
+        out += [escape(snippet[last:start]), left, escape(snippet[start:end]), right]
+        last = end
+    out.append(escape(snippet[last:]))
+    return "".join(out)
 
 
 def clauses(text: str) -> list[Clause]:

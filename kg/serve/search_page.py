@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from kg.search.query import mark
 from kg.serve.linked_data import _STYLE, _esc, local_href, search_form
 
 _EXTRA_STYLE = """
@@ -13,15 +14,6 @@ form.kg-search input[type=search]{width:18rem;padding:.15rem .4rem}
 ol.hits li{margin:.7rem 0}.hits .t{color:#5b6570;font-size:12px;text-transform:uppercase;
 margin-right:.4rem}.hits .s{color:#444;font-size:14px}mark{background:#fff2a8}
 """
-
-
-def _marked(snippet: str, marks: list[list[int]]) -> str:
-    out, last = [], 0
-    for start, end in marks:
-        out += [_esc(snippet[last:start]), "<mark>", _esc(snippet[start:end]), "</mark>"]
-        last = end
-    out.append(_esc(snippet[last:]))
-    return "".join(out)
 
 
 def render(query: str, type_: str | None, hits: Sequence[Mapping[str, object]], base: str) -> str:
@@ -37,7 +29,8 @@ def render(query: str, type_: str | None, hits: Sequence[Mapping[str, object]], 
             tasks = ", ".join(str(t) for t in hit.get("tasks") or [])  # type: ignore[attr-defined]
             bits = [str(hit.get("year") or ""), tasks, "has code" if hit.get("has_code") else ""]
             meta = " · ".join(_esc(b) for b in bits if b)
-        snippet = _marked(str(hit.get("snippet") or ""), hit.get("marks") or [])  # type: ignore[arg-type]
+        marks = hit.get("marks") or []
+        snippet = mark(str(hit.get("snippet") or ""), marks, "<mark>", "</mark>", _esc)  # type: ignore[arg-type]
         items.append(
             f'<li><span class="t">{_esc(str(hit["type"]))}</span>{title}'
             f' <span class="dt">{float(hit["score"]):.2f}</span>'  # type: ignore[arg-type]
