@@ -172,7 +172,7 @@ def test_matching_rules(examples: StoreSearch) -> None:
     assert top("adam")[0].iri == f"{BASE}method/adam"
     with pytest.raises(UsageError, match="no words"):
         examples.search("!! ??")
-    with pytest.raises(UsageError, match="unknown type"):
+    with pytest.raises(UsageError, match="'person' is not a class"):
         examples.search("adam", "person")
 
 

@@ -62,11 +62,9 @@ def search(
 
       kg search 'transf*' --type method --top 5 --json
     """
-    from kg.search import CLASSES, rebuild
+    from kg.search import rebuild
     from kg.search.query import mark
 
-    if type_ is not None and type_ not in CLASSES:
-        raise UsageError(f"--type {type_!r} is not a class; use one of: {', '.join(CLASSES)}")
     if query is None and not reindex:
         raise UsageError("give a QUERY to search for (or --reindex to rebuild the index)")
 

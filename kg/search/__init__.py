@@ -116,7 +116,10 @@ class StoreSearch:
         empty_ok: bool = False,
     ) -> list[Hit]:
         if type_ is not None and type_ not in CLASSES:
-            raise UsageError(f"unknown type {type_!r}; use one of: {', '.join(CLASSES)}")
+            raise UsageError(
+                f"{{parameter}} {type_[:40]!r} is not a class; use one of: {', '.join(CLASSES)}",
+                parameter="type",
+            )
         searcher = self.searcher()
         with self._lock:
             return searcher.search(
