@@ -1,5 +1,0 @@
-"""`python -m kg` runs the CLI."""
-
-from kg.cli import main
-
-main()

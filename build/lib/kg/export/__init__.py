@@ -1,1 +1,0 @@
-"""Export: the graph in every standard RDF format, its VoID description, and SHACL validation."""

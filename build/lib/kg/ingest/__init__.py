@@ -1,1 +1,0 @@
-"""Ingest: read record and dump files, map each item to RDF, and write batches to the store."""

@@ -1,1 +1,0 @@
-"""kg's ontology, shipped inside the wheel as the data package kg.ontology (see pyproject.toml)."""

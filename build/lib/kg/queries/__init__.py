@@ -1,1 +1,0 @@
-"""kg's named queries, shipped inside the wheel as the data package kg.queries (see pyproject.toml)."""

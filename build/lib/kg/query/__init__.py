@@ -1,1 +1,0 @@
-"""Queries: the named SPARQL queries in queries/, remote SPARQL endpoints, and store statistics."""

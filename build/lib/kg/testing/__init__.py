@@ -1,2 +1,0 @@
-"""Synthetic generators of records and dumps whose distributions follow the archive, for tests
-and benchmarks."""
