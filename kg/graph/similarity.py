@@ -26,7 +26,7 @@ blocks of papers with sparse matrix products.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,7 +34,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from kg.errors import NotFoundError, UsageError
-from kg.graph.incidence import Incidence, labels, load_incidence
+from kg.graph.incidence import Incidence, labels
 from kg.graph.relations import (
     ALL,
     DEFAULT_BY,
@@ -365,6 +365,51 @@ class SimilarityIndex:
     @classmethod
     def build(cls, incidence: Incidence, metric: str = DEFAULT_METRIC) -> SimilarityIndex:
         return cls(incidence, metric_named(metric))
+
+    # -- persistence (kg.graph.cache keeps the arrays beside the store) ---------------------
+    def state(self) -> dict[str, Array]:
+        """The arrays that `restore` needs to rebuild this index without recomputing it."""
+        out: dict[str, Array] = {
+            "weight": self.weight,
+            "mass": self.mass,
+            "postings_indptr": self.postings.indptr,
+            "postings_indices": self.postings.indices,
+            "band_least": np.array([b.least_mass for b in self._bands], dtype=np.float64),
+        }
+        for i, band in enumerate(self._bands):
+            out[f"band{i}_papers"] = band.papers
+            out[f"band{i}_indptr"] = band.postings.indptr
+            out[f"band{i}_indices"] = band.postings.indices
+        return out
+
+    @classmethod
+    def restore(
+        cls, incidence: Incidence, metric: Metric, state: Mapping[str, Array]
+    ) -> SimilarityIndex:
+        """An index from `state()`'s arrays over the same incidence (no recomputation)."""
+        index = cls.__new__(cls)
+        index.incidence = incidence
+        index.metric = metric
+        for name in ("seed_postings", "max_work", "dense_work", "mass_bands"):
+            setattr(index, name, cls.__dataclass_fields__[name].default)
+        index.n_papers, index.n_items = incidence.shape
+        index.df = incidence.item_papers
+        index.weight = np.asarray(state["weight"])
+        index.mass = np.asarray(state["mass"])
+
+        def csr(indptr: Array, indices: Array, columns: int) -> sp.csr_matrix:
+            ones = np.ones(len(indices), dtype=np.float64)
+            return sp.csr_matrix((ones, indices, indptr), shape=(index.n_items, columns))
+
+        index.postings = csr(state["postings_indptr"], state["postings_indices"], index.n_papers)
+        index._dense_cutoff = max(1, index.n_papers // 8)
+        bands = []
+        for i, least in enumerate(np.asarray(state["band_least"]).tolist()):
+            papers = np.asarray(state[f"band{i}_papers"])
+            part = csr(state[f"band{i}_indptr"], state[f"band{i}_indices"], len(papers))
+            bands.append(_Band(float(least), papers, part, np.diff(part.indptr).astype(np.float64)))
+        index._bands = bands
+        return index
 
     # -- pairs -----------------------------------------------------------------------------
     def _row(self, paper: int | str) -> int:
@@ -756,8 +801,13 @@ def similar(
     if top < 1:
         raise UsageError("{parameter} must be at least 1", parameter="top")
     iri = resolve_paper(store, paper, base_iri)
-    inc = incidence if incidence is not None else load_incidence(store, relations)
-    index = SimilarityIndex(inc, chosen)
+    if incidence is not None:
+        index = SimilarityIndex(incidence, chosen)
+    else:
+        from kg.graph.cache import similarity_index
+
+        index = similarity_index(store, relations, chosen.name)
+    inc = index.incidence
     row = inc.row(iri)
     matches = [] if row is None else index.top(row, top)
     item_count = 0 if row is None else int(inc.paper_items[row])

@@ -81,6 +81,23 @@ def _remove_stale_pins(path: Path) -> None:
             pass  # alive, someone else's
 
 
+def store_signature(path: Path) -> tuple[tuple[str, int, int], ...]:
+    """Names, sizes and modification times of a store directory's files: any write changes it.
+
+    The server's workers reopen their snapshots when it moves on, and kg.graph.cache keys
+    its persisted matrices to it. Subdirectories (snapshot pins, caches) do not count.
+    """
+    out = []
+    try:
+        for entry in os.scandir(path):
+            if entry.is_file():
+                st = entry.stat()
+                out.append((entry.name, st.st_size, st.st_mtime_ns))
+    except OSError:
+        return ()
+    return tuple(sorted(out))
+
+
 def _vanished(exc: BaseException) -> bool:
     """Whether a RocksDB error says a table file is gone (a writer compacted it away)."""
     return "No such file or directory" in str(exc)

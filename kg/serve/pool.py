@@ -46,7 +46,7 @@ from typing import Any
 from kg import errors
 from kg.errors import KgError, Param, QueryTimeoutError, ResultTooLargeError, StoreError
 from kg.rdf.results import QueryResult, Term
-from kg.rdf.store import JOURNAL_GRAPH, GraphStore
+from kg.rdf.store import JOURNAL_GRAPH, GraphStore, store_signature
 
 _WORKERS = Param("workers", "setting")  # what a client asks the operator to raise
 _WORKER_CODE = "from kg.serve.pool import worker_entry; worker_entry()"
@@ -336,19 +336,6 @@ def _rebuild_error(name: str, message: str) -> KgError:
         return cls(message)
     except TypeError:
         return KgError(message)
-
-
-def store_signature(path: Path) -> tuple[tuple[str, int, int], ...]:
-    """Names, sizes and modification times of a store directory's files: any write changes it."""
-    out = []
-    try:
-        for entry in os.scandir(path):
-            if entry.is_file():
-                st = entry.stat()
-                out.append((entry.name, st.st_size, st.st_mtime_ns))
-    except OSError:
-        return ()
-    return tuple(sorted(out))
 
 
 @dataclass

@@ -1,0 +1,254 @@
+"""The incidence matrix and similarity indexes, persisted beside the store.
+
+Reading the paper–item links out of Oxigraph is most of the cost of `kg similar` on a large
+store (80–150 s at archive size; the ranking takes milliseconds). So the first call writes
+what it built into `<store>/.kg-cache/`, and later calls, in any process, load it:
+
+* `incidence.npz` (+ `papers.txt`, `items.txt`): the matrix of all relations;
+* `index-<relations>-<metric>.npz`: one `SimilarityIndex`'s arrays (weights, posting lists,
+  mass bands), written the first time that combination is asked for.
+
+The cache is keyed to the store's content: the names, sizes and modification times of its
+files (`kg.rdf.store.store_signature`), which any write changes (a read does not). A record
+ingested since makes the key differ, and the cache is rebuilt lazily, on the next question,
+from the store; ingest knows nothing of it (imports point downward). A subset of relations
+(`--by methods`) is cut out of the full matrix, giving exactly the matrix
+`load_incidence(store, relations)` reads. A store directory that cannot be written (or a
+memory store) works as before, building in memory.
+
+In a long-lived process (a server worker) the loaded matrix and indexes are also kept in
+memory, keyed the same way, so a warm question costs only the ranking.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from kg.graph.incidence import Incidence, load_incidence
+from kg.graph.relations import ALL, relation_names
+from kg.graph.similarity import SimilarityIndex, metric_named
+from kg.rdf.store import GraphStore, store_signature
+
+CACHE_DIR = ".kg-cache"
+#: Bumped whenever the files' layout changes, so an older cache is never misread.
+FORMAT = 1
+_ALL = relation_names(ALL)
+
+
+def content_key(store: GraphStore) -> str | None:
+    """A key that changes with any write to the store (None for a memory store)."""
+    if store.path is None:
+        return None
+    signature = store_signature(Path(store.path))
+    if not signature:
+        return None
+    text = json.dumps([FORMAT, signature])
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def select(full: Incidence, relations: Sequence[str]) -> Incidence:
+    """The matrix of some relations, as `load_incidence(store, relations)` builds it.
+
+    Columns follow `relations`' order (each relation's columns sorted by IRI, as in the full
+    matrix); only papers with at least one of their items are rows (sorted by IRI).
+    """
+    relations = tuple(relations)
+    if relations == full.relations:
+        return full
+    chosen = [full.relations.index(r) for r in relations]
+    columns = np.concatenate(
+        [np.flatnonzero(full.item_relation == r) for r in chosen] or [np.zeros(0, dtype=np.int64)]
+    )
+    sub = full.matrix[:, columns].tocsr()
+    keep = np.flatnonzero(np.diff(sub.indptr) > 0)
+    sub = sub[keep].tocsr()
+    sub.sort_indices()
+    item_relation = np.concatenate(
+        [
+            np.full(int((full.item_relation == r).sum()), i, dtype=np.int8)
+            for i, r in enumerate(chosen)
+        ]
+        or [np.zeros(0, dtype=np.int8)]
+    )
+    return Incidence(
+        [full.papers[i] for i in keep.tolist()],
+        [full.items[i] for i in columns.tolist()],
+        item_relation,
+        relations,
+        sub,
+    )
+
+
+@dataclass
+class _Loaded:
+    key: str | None
+    full: Incidence
+    parts: dict[tuple[str, ...], Incidence] = field(default_factory=dict)
+    indexes: dict[tuple[tuple[str, ...], str], SimilarityIndex] = field(default_factory=dict)
+
+
+#: What this process has loaded, per store directory (or id of a memory store).
+_MEMORY: dict[str, _Loaded] = {}
+
+
+def _where(store: GraphStore) -> str:
+    return str(Path(store.path).resolve()) if store.path is not None else f"memory:{id(store)}"
+
+
+def _write_atomically(directory: Path, name: str, write: object) -> None:
+    """Write a file through a temporary name, so a reader never sees half of it."""
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}.")
+    os.close(fd)
+    try:
+        assert callable(write)
+        write(tmp)
+        os.replace(tmp, directory / name)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _save_incidence(directory: Path, inc: Incidence) -> None:
+    def arrays(tmp: str) -> None:
+        with open(tmp, "wb") as out:
+            np.savez(
+                out,
+                indptr=inc.matrix.indptr,
+                indices=inc.matrix.indices,
+                item_relation=inc.item_relation,
+            )
+
+    _write_atomically(directory, "papers.txt", lambda t: Path(t).write_text("\n".join(inc.papers)))
+    _write_atomically(directory, "items.txt", lambda t: Path(t).write_text("\n".join(inc.items)))
+    _write_atomically(
+        directory, "relations.json", lambda t: Path(t).write_text(json.dumps(inc.relations))
+    )
+    _write_atomically(directory, "incidence.npz", arrays)
+
+
+def _read_lines(path: Path) -> list[str]:
+    text = path.read_text()
+    return text.split("\n") if text else []
+
+
+def _load_incidence_file(directory: Path) -> Incidence | None:
+    try:
+        with np.load(directory / "incidence.npz") as z:
+            indptr, indices, item_relation = z["indptr"], z["indices"], z["item_relation"]
+        papers = _read_lines(directory / "papers.txt")
+        items = _read_lines(directory / "items.txt")
+        relations = tuple(json.loads((directory / "relations.json").read_text()))
+    except (OSError, ValueError, KeyError):
+        return None
+    if len(indptr) != len(papers) + 1 or len(item_relation) != len(items):
+        return None
+    import scipy.sparse as sp
+
+    matrix = sp.csr_matrix(
+        (np.ones(len(indices), dtype=np.float64), indices, indptr),
+        shape=(len(papers), len(items)),
+    )
+    return Incidence(papers, items, item_relation, relations, matrix)
+
+
+def cache_directory(store: GraphStore, key: str | None) -> Path | None:
+    if store.path is None or key is None:
+        return None
+    return Path(store.path) / CACHE_DIR / key
+
+
+def _prepare(directory: Path) -> bool:
+    """Create the cache directory and drop stale ones; False if the store is not writable."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return False
+    for old in directory.parent.iterdir():
+        if old.is_dir() and old.name != directory.name:
+            shutil.rmtree(old, ignore_errors=True)
+    return True
+
+
+def _loaded(store: GraphStore) -> _Loaded:
+    where = _where(store)
+    key = content_key(store)
+    known = _MEMORY.get(where)
+    if known is not None and key is not None and known.key == key:
+        return known
+    directory = cache_directory(store, key)
+    full = _load_incidence_file(directory) if directory is not None else None
+    if full is None:
+        full = load_incidence(store, _ALL)
+        if directory is not None and _prepare(directory):
+            with contextlib.suppress(OSError):
+                _save_incidence(directory, full)
+    loaded = _Loaded(key, full)
+    if key is not None:
+        _MEMORY[where] = loaded
+    return loaded
+
+
+def incidence(store: GraphStore, by: str | Sequence[str] = ALL) -> Incidence:
+    """The incidence matrix of `by`'s relations, from the cache when it is current."""
+    relations = relation_names(by)
+    if content_key(store) is None:
+        return load_incidence(store, relations)
+    loaded = _loaded(store)
+    if relations not in loaded.parts:
+        loaded.parts[relations] = select(loaded.full, relations)
+    return loaded.parts[relations]
+
+
+def _index_name(relations: tuple[str, ...], metric: str) -> str:
+    name = "all" if relations == _ALL else "+".join(relations)
+    return f"index-{name}-{metric}.npz"
+
+
+def similarity_index(store: GraphStore, by: str | Sequence[str], metric: str) -> SimilarityIndex:
+    """The similarity index of `by` and `metric`, loaded or built (and then kept)."""
+    chosen = metric_named(metric)
+    relations = relation_names(by)
+    if content_key(store) is None:
+        return SimilarityIndex(load_incidence(store, relations), chosen)
+    loaded = _loaded(store)
+    wanted = (relations, chosen.name)
+    if wanted in loaded.indexes:
+        return loaded.indexes[wanted]
+    inc = incidence(store, relations)
+    directory = cache_directory(store, loaded.key)
+    index: SimilarityIndex | None = None
+    if directory is not None:
+        path = directory / _index_name(relations, chosen.name)
+        with contextlib.suppress(OSError, ValueError, KeyError), np.load(path) as z:
+            index = SimilarityIndex.restore(inc, chosen, {k: z[k] for k in z.files})
+    if index is None:
+        index = SimilarityIndex(inc, chosen)
+        if directory is not None and directory.is_dir():
+            state = index.state()
+
+            def arrays(tmp: str) -> None:
+                with open(tmp, "wb") as out:
+                    np.savez(out, **state)  # type: ignore[arg-type]
+
+            with contextlib.suppress(OSError):
+                _write_atomically(directory, _index_name(relations, chosen.name), arrays)
+    loaded.indexes[wanted] = index
+    return index
+
+
+def clear(store: GraphStore) -> None:
+    """Forget the cache of a store, on disk and in this process."""
+    _MEMORY.pop(_where(store), None)
+    if store.path is not None:
+        shutil.rmtree(Path(store.path) / CACHE_DIR, ignore_errors=True)

@@ -1,0 +1,123 @@
+"""The persisted incidence matrix and indexes (kg.graph.cache): the same answers as reading
+the store, in a fresh process too, and stale as soon as a record is written."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kg.graph import cache
+from kg.graph.incidence import load_incidence
+from kg.graph.similarity import METRICS, SimilarityIndex, similar
+from kg.ingest.ingestor import ingest
+from kg.rdf.store import GraphStore
+from kg.testing.records import records
+from tests.conftest import BASE
+
+
+def _write(path: Path, start: int, n: int) -> Path:
+    with path.open("w", encoding="utf-8") as handle:
+        for i, record in enumerate(records(start + n, seed=7)):
+            if i >= start:
+                handle.write(json.dumps(record) + "\n")
+    return path
+
+
+@pytest.fixture
+def store_path(tmp_path: Path) -> Path:
+    path = tmp_path / "store"
+    with GraphStore.open(path) as store:
+        report = ingest(store, [str(_write(tmp_path / "a.jsonl", 0, 300))], base_iri=BASE)
+        assert report.added == 300
+    return path
+
+
+def _papers(store: GraphStore) -> list[str]:
+    return load_incidence(store, "all").papers
+
+
+@pytest.mark.parametrize("by", ["all", "methods", "tasks,methods", "authors", "repositories"])
+def test_a_cut_of_the_cached_matrix_is_the_matrix_read_from_the_store(
+    store_path: Path, by: str
+) -> None:
+    with GraphStore.open(store_path, read_only=True) as store:
+        for _ in range(2):  # built, then loaded from disk in a fresh state
+            got = cache.incidence(store, by)
+            want = load_incidence(store, by)
+            assert got.papers == want.papers and got.items == want.items
+            assert got.relations == want.relations
+            assert (got.item_relation == want.item_relation).all()
+            assert (got.matrix != want.matrix).nnz == 0
+            cache._MEMORY.clear()
+
+
+@pytest.mark.parametrize("metric", list(METRICS))
+def test_persisted_indexes_rank_as_fresh_ones(store_path: Path, metric: str) -> None:
+    with GraphStore.open(store_path, read_only=True) as store:
+        papers = _papers(store)[::37]
+        cache.similarity_index(store, "all", metric)  # written to disk
+        cache._MEMORY.clear()
+        restored = cache.similarity_index(store, "all", metric)  # read back
+        fresh = SimilarityIndex(load_incidence(store, "all"), METRICS[metric])
+        assert restored is not fresh
+        for paper in papers:
+            assert restored.top(paper, 10) == fresh.top(paper, 10)
+        files = os.listdir(store_path / cache.CACHE_DIR / str(cache.content_key(store)))
+        assert f"index-all-{metric}.npz" in files and "incidence.npz" in files
+
+
+def test_a_record_written_since_makes_the_cache_stale(store_path: Path, tmp_path: Path) -> None:
+    with GraphStore.open(store_path, read_only=True) as store:
+        old_key = cache.content_key(store)
+        before = cache.incidence(store, "all")
+    with GraphStore.open(store_path) as store:
+        ingest(store, [str(_write(tmp_path / "b.jsonl", 300, 20))], base_iri=BASE)
+    with GraphStore.open(store_path, read_only=True) as store:
+        assert cache.content_key(store) != old_key
+        after = cache.incidence(store, "all")
+        assert after.papers == _papers(store) and len(after.papers) > len(before.papers)
+        # the stale directory is gone, the current one holds the new matrix
+        assert os.listdir(store_path / cache.CACHE_DIR) == [cache.content_key(store)]
+
+
+def test_a_fresh_process_answers_from_the_cache_like_the_store(store_path: Path) -> None:
+    with GraphStore.open(store_path, read_only=True) as store:
+        paper = _papers(store)[5]
+        direct = similar(
+            store, paper, base_iri=BASE, top=5, incidence=load_incidence(store, "all")
+        ).as_dict()
+    env = {**os.environ, "KG_STORE": str(store_path)}
+    for _ in range(2):  # the first run builds the cache, the second reads it
+        out = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "kg",
+                "--store",
+                str(store_path),
+                "similar",
+                paper,
+                "--by",
+                "all",
+                "--top",
+                "5",
+                "--json",
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=True,
+        )
+        assert json.loads(out.stdout) == direct
+    assert (store_path / cache.CACHE_DIR).is_dir()
+
+
+def test_a_memory_store_builds_in_memory(seed_store: GraphStore) -> None:
+    assert cache.content_key(seed_store) is None
+    got = cache.incidence(seed_store, "methods")
+    assert got.papers == load_incidence(seed_store, "methods").papers
