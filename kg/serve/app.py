@@ -57,7 +57,7 @@ from kg.rdf.store import convert, parse_to_ntriples
 from kg.rdf.terms import is_absolute_iri
 from kg.rdf.vocab import PREFIXES
 from kg.resources import static_dir
-from kg.serve import conneg, linked_data, search_page
+from kg.serve import conneg, linked_data, search_page, similar
 from kg.serve.pool import QueryJob, QueryPool, Source
 
 if TYPE_CHECKING:
@@ -678,6 +678,7 @@ def create_app(source: Source, config: ServerConfig) -> Starlette:
         Route("/search", server.search, methods=["GET"]),
         Route("/queries/{name}", server.named_query, methods=["GET"]),
         Route("/health", server.health, methods=["GET"]),
+        *similar.routes(server),
         Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static"),
         *(
             Route(f"/{kind}/{{rest:path}}", server.entity, methods=["GET"])

@@ -104,7 +104,7 @@ class Answer:
 
 @dataclass(frozen=True)
 class _Request:
-    op: str  # "serialize", "result", "update", "ping"
+    op: str  # "serialize", "result", "update", "graph", "ping"
     generation: int
     payload: Any = None
     reload: Source | None = None  # a new memory snapshot to load first
@@ -204,9 +204,22 @@ class _WorkerState:
             snapshot = Source.of(store)
             self.source = snapshot
             return snapshot
+        if request.op == "graph":
+            return _graph_call(store, *request.payload)
         if request.op == "ping":
             return os.getpid()
         raise KgError(f"unknown worker operation {request.op!r}")
+
+
+def _graph_call(store: GraphStore, name: str, kwargs: dict[str, Any]) -> Any:
+    """`kg similar` / `kg shared` in a worker, as their JSON (the worker keeps the index)."""
+    from kg.graph import similarity
+
+    if name == "similar":
+        return store.reading(lambda: similarity.similar(store, **kwargs).as_dict())
+    if name == "shared":
+        return store.reading(lambda: similarity.shared(store, **kwargs).as_dict())
+    raise KgError(f"unknown graph operation {name!r}")
 
 
 def _error_reply(exc: BaseException) -> tuple[str, str, str]:
@@ -527,11 +540,11 @@ class QueryPool:
             self.stats.worker_pids = [w.process.pid for w in self._workers]
             return
 
-    async def _run(self, op: str, payload: Any) -> Any:
+    async def _run(self, op: str, payload: Any, timeout: float | None = None) -> Any:
         if self._closed:
             raise StoreError("the query pool is shut down")
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.timeout
+        deadline = loop.time() + (timeout or self.timeout)
         worker = await self._acquire(deadline)
         return await self._dispatch(
             worker, self._request(worker, op, payload), deadline, self._reader_done
@@ -551,6 +564,15 @@ class QueryPool:
         """Run a query and return its result as kg objects (for pages built from rows)."""
         result: QueryResult = await self._run("result", (sparql, substitutions, limit))
         return result
+
+    async def graph(self, name: str, timeout: float | None = None, **kwargs: Any) -> Any:
+        """`similar` or `shared` (kg.graph.similarity) as JSON data, run in a worker.
+
+        The worker keeps the loaded index (kg.graph.cache), so warm calls only rank. The
+        first call on a store without a current cache reads every link: give it a longer
+        `timeout` than a query's.
+        """
+        return await self._run("graph", (name, kwargs), timeout)
 
     async def ping(self) -> int:
         pid: int = await self._run("ping", None)
