@@ -95,6 +95,15 @@ def serve(
             show_default=False,
         ),
     ] = None,
+    public_base: Annotated[
+        str | None,
+        typer.Option(
+            "--public-base",
+            help="The public URL this server is reached at (e.g. https://kg.example.org/): "
+            "the query page links kg's IRIs to entity pages under it instead of this host.",
+            show_default=False,
+        ),
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No access log.")] = False,
 ) -> None:
     """Serve the graph over HTTP: SPARQL 1.1 Protocol at /sparql, a query page at /,
@@ -127,6 +136,7 @@ def serve(
         allow_service=frozenset(h.lower() for h in allow_service or ()),
         refresh=refresh,
         queries_dir=queries,
+        public_base=public_base,
     )
     app = create_app(source, config)
     sock = _bind(host, port)

@@ -96,6 +96,16 @@ class ServerConfig:
     allow_service: frozenset[str] = field(default_factory=frozenset)
     refresh: float = 5.0
     queries_dir: Path | None = None
+    #: Where this server is published (https://…/); entity links on the query page use it.
+    public_base: str | None = None
+
+
+def shape_form(sparql: str) -> str | None:
+    """SELECT, ASK, CONSTRUCT or DESCRIBE: what the page offers to download it as."""
+    try:
+        return scan(sparql).form
+    except KgError:
+        return None
 
 
 def status_for(exc: KgError) -> int:
@@ -525,7 +535,7 @@ class KgServer:
         ]
         return JSONResponse(items)
 
-    async def named_query(self, request: Request) -> Response:
+    def _named_values(self, request: Request) -> tuple[NamedQuery, Params, dict[str, str]]:
         name = request.path_params["name"]
         named = self.queries.get(name)
         if named is None:
@@ -538,6 +548,18 @@ class KgServer:
             if len(given) > 1:
                 raise ParameterError(f"parameter {key!r} is given {len(given)} times")
             values[key] = given[0]
+        return named, params, values
+
+    async def named_query_text(self, request: Request) -> Response:
+        """The named query with its parameters bound as a VALUES block (the page's forms
+        show and run it; the values are checked by the same `bind` as /queries/NAME)."""
+        named, _, values = self._named_values(request)
+        bindings = bind(named, values, self.config.base_iri)
+        text = with_values(named.sparql, bindings).strip() + "\n"
+        return PlainTextResponse(text, media_type="application/sparql-query")
+
+    async def named_query(self, request: Request) -> Response:
+        named, params, values = self._named_values(request)
         bindings = bind(named, values, self.config.base_iri)
         prepared = prepare_local(named.sparql, bindings)
         if named.param(_FORMAT_PARAM) is not None:
@@ -619,8 +641,22 @@ class KgServer:
                 text = with_values(q.sparql, bound)
             except KgError:
                 text = q.sparql
-            examples.append({"name": q.name, "summary": q.summary, "query": text.strip() + "\n"})
-        data = json.dumps({"examples": examples, "prefixes": PREFIXES}, ensure_ascii=True)
+            examples.append(
+                {
+                    **q.as_json(),
+                    "form": shape_form(q.sparql),
+                    "query": text.strip() + "\n",
+                }
+            )
+        data = json.dumps(
+            {
+                "examples": examples,
+                "prefixes": PREFIXES,
+                "base": self.config.base_iri,
+                "publicBase": self.config.public_base,
+            },
+            ensure_ascii=True,
+        )
         # Inside <script type="application/json"> only "</" could end the block early.
         data = data.replace("</", "<\\/").replace("<!--", "<\\!--")
         return template.replace("{{EXAMPLES_JSON}}", data)
@@ -685,6 +721,7 @@ def create_app(source: Source, config: ServerConfig) -> Starlette:
         Route("/queries", server.query_list, methods=["GET"]),
         Route("/search", server.search, methods=["GET"]),
         Route("/queries/{name}", server.named_query, methods=["GET"]),
+        Route("/queries/{name}/sparql", server.named_query_text, methods=["GET"]),
         Route("/health", server.health, methods=["GET"]),
         *similar.routes(server),
         Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static"),

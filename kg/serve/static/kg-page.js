@@ -7,7 +7,11 @@
   var fallback =
     "PREFIX kg: <https://w3id.org/kg/ontology#>\n" +
     "PREFIX dcterms: <http://purl.org/dc/terms/>\n\n" +
-    "SELECT ?paper ?title WHERE {\n  ?paper a kg:Paper ; dcterms:title ?title .\n}\nORDER BY ?title\nLIMIT 25\n";
+    "# Papers with the most code repositories; each paper once, however many graphs state it.\n" +
+    "SELECT ?paper (MIN(?t) AS ?title) (MIN(?d) AS ?date) (COUNT(DISTINCT ?repo) AS ?repositories)\n" +
+    "WHERE {\n  ?paper a kg:Paper ; dcterms:title ?t .\n  OPTIONAL { ?paper dcterms:issued ?d }\n" +
+    "  OPTIONAL { ?paper kg:hasRepository ?repo }\n}\nGROUP BY ?paper\n" +
+    "ORDER BY DESC(?repositories) ?title\nLIMIT 25\n";
   var yasgui = new Yasgui(document.getElementById("yasgui"), {
     requestConfig: { endpoint: endpoint, method: "POST" },
     endpointCatalogueOptions: { getData: function () { return [{ endpoint: endpoint }]; } },
