@@ -1,0 +1,107 @@
+"""Entity pages and /similar on a served store (issue 18): p50/p95/max per kind of page.
+
+    python bench/pages.py --store kg-store [--sample 40] [--workers 4] [--write-doc]
+
+Runs the real app (kg.serve.app, its worker pool) in process and asks, for --sample random
+entities of each kind, the HTML page a browser gets, twice (the second is timed: warm
+worker caches, as for a reader clicking around). Side by side, the same entities' plain
+Turtle description (the page before issue 18) is timed the same way; the ratio says what
+the story sections cost. /similar/{paper} is timed warm for the sampled papers too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from starlette.testclient import TestClient  # noqa: E402
+
+from kg.rdf.store import GraphStore  # noqa: E402
+from kg.serve.app import ServerConfig, create_app  # noqa: E402
+from kg.serve.pool import Source  # noqa: E402
+
+BASE = "https://w3id.org/kg/id/"
+KINDS = {
+    "paper": "Paper",
+    "method": "Method",
+    "task": "Task",
+    "dataset": "Dataset",
+    "author": "Author",
+}
+
+
+def sample(store: GraphStore, kind: str, n: int, rng: random.Random) -> list[str]:
+    rows = store.select_values(
+        f"SELECT DISTINCT ?x WHERE {{ ?x a <https://w3id.org/kg/ontology#{KINDS[kind]}> }}"
+    )
+    iris = sorted(x for (x,) in rows if x and x.startswith(BASE))
+    return rng.sample(iris, min(n, len(iris)))
+
+
+def timed(client: TestClient, path: str, headers: dict[str, str]) -> float:
+    client.get(path, headers=headers)
+    start = time.perf_counter()
+    response = client.get(path, headers=headers)
+    elapsed = time.perf_counter() - start
+    assert response.status_code == 200, (path, response.status_code, response.text[:200])
+    return elapsed
+
+
+def stats(values: list[float]) -> str:
+    ms = sorted(v * 1000 for v in values)
+    p95 = ms[min(len(ms) - 1, round(0.95 * (len(ms) - 1)))]
+    return f"{statistics.median(ms):.0f} ms | {p95:.0f} ms | {ms[-1]:.0f} ms"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--store", type=Path, required=True)
+    parser.add_argument("--sample", type=int, default=40)
+    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    rng = random.Random(args.seed)
+    with GraphStore.open(args.store, read_only=True) as store:
+        chosen = {kind: sample(store, kind, args.sample, rng) for kind in KINDS}
+    app = create_app(Source(path=args.store), ServerConfig(base_iri=BASE, workers=args.workers))
+    html = {"Accept": "text/html"}
+    turtle = {"Accept": "text/turtle"}
+    lines = [
+        "| page | n | HTML p50 | p95 | max | Turtle p50 | p95 | max | HTML/Turtle (p50) |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    every: list[float] = []
+    with TestClient(app) as client:
+        similar: list[float] = []
+        for kind, iris in chosen.items():
+            pages, plain = [], []
+            for iri in iris:
+                path = "/" + iri[len(BASE) :]
+                pages.append(timed(client, path, html))
+                plain.append(timed(client, path, turtle))
+                if kind == "paper":
+                    similar.append(timed(client, "/similar/" + iri[len(BASE) + 6 :], {}))
+            every.extend(pages)
+            ratio = statistics.median(pages) / statistics.median(plain)
+            lines.append(
+                f"| {kind} | {len(iris)} | {stats(pages).replace(' | ', ' | ')} | "
+                f"{stats(plain)} | {ratio:.1f}× |"
+            )
+        lines.append("")
+        lines.append(f"All HTML pages: p50 | p95 | max = {stats(every)}.")
+        lines.append(f"/similar/{{paper}}, warm ({len(similar)} papers): {stats(similar)}.")
+    load = os.getloadavg()[0]
+    lines.append(f"Load average (1 min) at the end: {load:.1f} on {os.cpu_count()} cores.")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
