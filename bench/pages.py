@@ -88,7 +88,7 @@ def main() -> None:
                 pages.append(timed(client, path, html))
                 plain.append(timed(client, path, turtle))
                 if kind == "paper":
-                    similar.append(timed(client, "/similar/" + iri[len(BASE) + 6 :], {}))
+                    similar.append(timed(client, "/similar/" + iri[len(BASE) :], {}))
             every.extend(pages)
             ratio = statistics.median(pages) / statistics.median(plain)
             lines.append(

@@ -424,7 +424,7 @@ def _similar(page: _Page, story: PaperStory) -> str:
 
 def _paper_key(page: _Page) -> str:
     iri = page.desc.iri
-    return iri[len(page.base) + len("paper/") :] if iri.startswith(page.base + "paper/") else iri
+    return iri[len(page.base) :] if iri.startswith(page.base + "paper/") else iri
 
 
 def _provenance(page: _Page, rows: list[dict[str, Term]]) -> str:
@@ -520,9 +520,19 @@ def _kind(iri: str, base: str) -> str | None:
         return None
     rest = iri[len(base) :]
     head, _, tail = rest.partition("/")
-    if not tail or ("/" in tail and head not in ("repository", "author")):
-        return None  # a node minted under an entity (…/code/…, …/sample/…): no story
-    return head
+    return head if tail else None
+
+
+_RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
+
+
+def _typed(page: _Page, cls: str) -> bool:
+    """Whether the entity is stated to be a kg:`cls` (not a node minted under one)."""
+    iri = page.desc.iri
+    return any(
+        s.value == iri and p.value == _RDF_TYPE and o.value == KG_NS + cls
+        for s, p, o in page.desc.outgoing
+    )
 
 
 def page_number(value: str | None) -> int:
@@ -543,7 +553,7 @@ async def sections(pool: Any, page: _Page, number: int) -> list[str]:
 
     iri, base = page.desc.iri, page.base
     kind = _kind(iri, base)
-    if kind == "paper":
+    if kind == "paper" and _typed(page, "Paper"):
         queries = paper_queries(iri)
         names = list(queries)
 
@@ -574,7 +584,7 @@ async def sections(pool: Any, page: _Page, number: int) -> list[str]:
         results["results"] = rows
         story = PaperStory(results, data, error)
         return paper_sections(page, story)
-    if kind in PAPER_LISTS:
+    if kind in PAPER_LISTS and kind != "paper":
         count, papers = await asyncio.gather(
             pool.result(papers_count_query(iri, kind)),
             pool.result(papers_page_query(iri, kind, number)),
