@@ -67,9 +67,15 @@ def similar_command(
     The default metric, idf, weighs a shared item by how rare it is: sharing an author or
     a rare method counts far more than sharing Adam or Dropout (docs/similarity.md).
     """
-    from kg.graph.similarity import similar
+    from kg.graph.cache import similarity_index
+    from kg.graph.similarity import resolve_paper, similar
 
-    result = similar(state.store(), paper, base_iri=state.base_iri, by=by, metric=metric, top=top)
+    store = state.store()
+    resolve_paper(store, paper, state.base_iri)  # an unknown paper fails before any loading
+    index = similarity_index(store, by, metric)  # persisted beside the store
+    result = similar(
+        store, paper, base_iri=state.base_iri, by=by, metric=metric, top=top, index=index
+    )
     if as_json:
         _dump(result.as_dict())
         return

@@ -34,7 +34,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from kg.errors import NotFoundError, UsageError
-from kg.graph.incidence import Incidence, labels
+from kg.graph.incidence import Incidence, labels, load_incidence
 from kg.graph.relations import (
     ALL,
     DEFAULT_BY,
@@ -794,19 +794,21 @@ def similar(
     metric: str = DEFAULT_METRIC,
     top: int = 10,
     incidence: Incidence | None = None,
+    index: SimilarityIndex | None = None,
 ) -> SimilarResult:
-    """The `top` papers most similar to `paper`, explained. Reads the relations unless given."""
+    """The `top` papers most similar to `paper`, explained.
+
+    Reads the relations from the store unless given an `incidence`, or an `index` of `by`
+    and `metric` (`kg.graph.cache.similarity_index` keeps one beside the store).
+    """
     chosen = metric_named(metric)
     relations = relation_names(by)
     if top < 1:
         raise UsageError("{parameter} must be at least 1", parameter="top")
     iri = resolve_paper(store, paper, base_iri)
-    if incidence is not None:
-        index = SimilarityIndex(incidence, chosen)
-    else:
-        from kg.graph.cache import similarity_index
-
-        index = similarity_index(store, relations, chosen.name)
+    if index is None:
+        inc_ = incidence if incidence is not None else load_incidence(store, relations)
+        index = SimilarityIndex(inc_, chosen)
     inc = index.incidence
     row = inc.row(iri)
     matches = [] if row is None else index.top(row, top)

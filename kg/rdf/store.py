@@ -56,6 +56,7 @@ _PIN_NUMBERS = itertools.count()
 #: How often opening a snapshot is tried while a writer deletes the files being linked.
 _SNAPSHOT_ATTEMPTS = 10
 
+
 def rdf_format(name: str) -> ox.RdfFormat:
     """Oxigraph's format for a kg.rdf.formats name, alias, extension or media type."""
     fmt = ox.RdfFormat.from_media_type(formats.rdf_format(name).media_type)

@@ -213,10 +213,16 @@ class _WorkerState:
 
 def _graph_call(store: GraphStore, name: str, kwargs: dict[str, Any]) -> Any:
     """`kg similar` / `kg shared` in a worker, as their JSON (the worker keeps the index)."""
-    from kg.graph import similarity
+    from kg.graph import cache, similarity
 
     if name == "similar":
-        return store.reading(lambda: similarity.similar(store, **kwargs).as_dict())
+
+        def run() -> Any:
+            similarity.resolve_paper(store, kwargs["paper"], kwargs["base_iri"])
+            index = cache.similarity_index(store, kwargs["by"], kwargs["metric"])
+            return similarity.similar(store, **kwargs, index=index).as_dict()
+
+        return store.reading(run)
     if name == "shared":
         return store.reading(lambda: similarity.shared(store, **kwargs).as_dict())
     raise KgError(f"unknown graph operation {name!r}")

@@ -562,7 +562,13 @@ async def sections(pool: Any, page: _Page, number: int) -> list[str]:
                 from kg.serve.similar import GRAPH_TIMEOUT
 
                 data = await pool.graph(
-                    "similar", GRAPH_TIMEOUT, paper=iri, base_iri=base, top=SIMILAR_TOP
+                    "similar",
+                    GRAPH_TIMEOUT,
+                    paper=iri,
+                    base_iri=base,
+                    by="all",
+                    metric="idf",
+                    top=SIMILAR_TOP,
                 )
                 return data, None
             except KgError as exc:
