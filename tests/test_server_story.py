@@ -1,0 +1,143 @@
+"""Similarity as a service and the story pages, on the seeds behind the real app and workers.
+
+/similar and /shared are compared with the library computed directly in this process (the
+matrix read from the store, not through the server's cache); the pages' sections with the
+seed records' own JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+
+from kg.graph.incidence import load_incidence
+from kg.graph.similarity import shared, similar
+from kg.rdf.results import Term
+from kg.rdf.store import GraphStore
+from kg.serve.story import lower_is_better, rank_of
+from tests.serve_support import BASE, client_for, memory_store
+
+A = "attention-module-is-not-only-a-weight"
+S = "self-attention-attribution-interpreting"
+HTML = {"Accept": "text/html"}
+
+
+@pytest.fixture(scope="module")
+def store(seed_paths: list[Path]) -> GraphStore:
+    return memory_store(list(seed_paths))
+
+
+@pytest.fixture(scope="module")
+def client(store: GraphStore) -> Iterator[TestClient]:
+    with client_for(store, workers=1) as c:
+        yield c
+
+
+@pytest.mark.parametrize(
+    ("query", "by", "metric", "top"),
+    [("", "all", "idf", 10), ("?by=methods&metric=jaccard&top=1", "methods", "jaccard", 1)],
+)
+def test_similar_answers_kg_similars_json(
+    client: TestClient, store: GraphStore, query: str, by: str, metric: str, top: int
+) -> None:
+    got = client.get(f"/similar/{S}{query}")
+    assert got.status_code == 200 and got.headers["content-type"] == "application/json"
+    want = similar(
+        store, S, base_iri=BASE, by=by, metric=metric, top=top, incidence=load_incidence(store, by)
+    ).as_dict()
+    assert got.json() == json.loads(json.dumps(want))
+    assert got.json()["results"][0]["paper"] == BASE + "paper/" + A
+    # an arXiv id and the paper's key name the same paper
+    assert client.get(f"/similar/2004.11207{query}").json() == got.json()
+    assert client.get(f"/similar/paper/{S}{query}").json() == got.json()
+
+
+def test_shared_answers_kg_shareds_json(client: TestClient, store: GraphStore) -> None:
+    got = client.get(f"/shared/{S}/{A}?by=methods")
+    assert got.status_code == 200
+    assert got.json() == json.loads(
+        json.dumps(shared(store, S, A, base_iri=BASE, by="methods").as_dict())
+    )
+    assert got.json()["relations"][0]["shared"] == 19
+
+
+@pytest.mark.parametrize(
+    ("path", "status", "words"),
+    [
+        (f"/similar/{S}?top=0", 400, "top="),
+        (f"/similar/{S}?top=ten", 400, "top="),
+        (f"/similar/{S}?metric=euclid", 400, "metric="),
+        (f"/similar/{S}?by=colours", 400, "unknown relation"),
+        (f"/similar/{S}?k=3", 400, "unknown parameter 'k'"),
+        ("/similar/no-such-paper-at-all", 404, "no paper"),
+        (f"/shared/{S}/no-such-paper", 404, "no paper"),
+    ],
+)
+def test_bad_similarity_requests(client: TestClient, path: str, status: int, words: str) -> None:
+    got = client.get(path)
+    assert got.status_code == status and words in got.text, got.text
+
+
+def _section(html: str, name: str) -> str:
+    match = re.search(rf'<section id="{name}">(.*?)</section>', html, re.S)
+    assert match, f"no section {name}"
+    return match.group(1)
+
+
+def test_a_paper_page_tells_its_story(client: TestClient) -> None:
+    html = client.get(f"/paper/{S}", headers=HTML).text
+    authors = _section(html, "authors")
+    assert 'href="/author/yaru-hao"' in authors and "Authors (4)" in authors
+    similar_part = _section(html, "similar")
+    assert f'href="/paper/{A}"' in similar_part and "shares" in similar_part
+    code = _section(html, "code")
+    assert 'class="flag official"' in code and "pytorch" in code
+    assert "yrdddream/attattr" in code
+    topics = _section(html, "topics")
+    assert "Methods used (20)" in topics and 'href="/method/' in topics
+    provenance = _section(html, "provenance")
+    assert f'href="/graph/record/paper/{S}"' in provenance
+    assert "creativecommons.org" in provenance
+    facts = html.split('<section id="authors">')[0]
+    assert "<dt>arXiv</dt><dd>2004.11207</dd>" in facts and "2020-04-23" in facts
+    assert '<details class="all">' in html  # the statements are still there, folded
+
+
+def test_an_item_page_lists_its_papers_paged(client: TestClient, store: GraphStore) -> None:
+    html = client.get("/method/adam", headers=HTML).text
+    papers = _section(html, "papers")
+    want = {
+        p
+        for (p,) in store.select_values(
+            "SELECT DISTINCT ?p WHERE { ?p <https://w3id.org/kg/ontology#usesMethod> "
+            "<https://w3id.org/kg/id/method/adam> }"
+        )
+        if p
+    }
+    assert f"Papers ({len(want)})" in html
+    for iri in want:
+        assert f'href="/{iri[len(BASE) :]}"' in papers
+    assert client.get("/method/adam?page=x", headers=HTML).status_code == 400
+    later = _section(client.get("/method/adam?page=1", headers=HTML).text, "papers")
+    assert "none on this page" in later and 'rel="prev"' in later
+
+
+def test_rank_on_a_leaderboard_is_best_first() -> None:
+    def row(metric: str, above: int, below: int) -> dict[str, Term]:
+        lit = lambda v: Term("literal", str(v))  # noqa: E731
+        return {
+            "lb": Term("uri", "https://w3id.org/kg/id/leaderboard/x"),
+            "metric": lit(metric),
+            "entries": lit(above + below + 1),
+            "above": lit(above),
+            "below": lit(below),
+        }
+
+    assert rank_of(row("Top 1 Accuracy", 3, 10)) == (4, 14)  # three scored higher
+    assert rank_of(row("Top-1 Error Rate", 3, 10)) == (11, 14)  # ten scored lower
+    assert lower_is_better("MAE") and lower_is_better("FID") and not lower_is_better("BLEU")
