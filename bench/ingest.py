@@ -176,16 +176,7 @@ def rdflib_map(rec: dict[str, Any], ingested_at: str) -> Any:
         g.add((node, KG.behaviourFingerprint, Literal(s["behaviour_fingerprint"])))
         g.add((node, KG.licenceName, Literal(s["licence"])))
         g.add((node, KG.inlineOk, Literal(s["inline_ok"])))
-        g.add(
-            (
-                node,
-                KG.mcpCall,
-                Literal(
-                    json.dumps(s["mcp_get_code"], sort_keys=True, separators=(",", ":")),
-                    datatype=RDF.JSON,
-                ),
-            )
-        )
+        g.add((node, KG.mcpCall, Literal(json.dumps(s["mcp_get_code"], sort_keys=True, separators=(",", ":")), datatype=RDF.JSON)))
     gr = URIRef(graph_iri)
     text = json.dumps(rec, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     g.add((gr, RDF.type, KG.Record))
@@ -243,10 +234,7 @@ def child(variant: str, *args: str) -> dict[str, Any]:
     env = {**os.environ, "SOURCE_DATE_EPOCH": "1764460800"}
     out = subprocess.run(
         [sys.executable, __file__, "--child", variant, *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
+        capture_output=True, text=True, env=env, check=False,
     )
     if out.returncode != 0:
         raise SystemExit(f"{variant} failed:\n{out.stderr}")
@@ -274,16 +262,10 @@ def check_same_graph(records: Path, work: Path, sample: int) -> bool:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--records", type=int, default=100_000)
-    parser.add_argument(
-        "--rdflib-records",
-        type=int,
-        default=None,
-        help="records for the rdflib variant (default: all); its rate is per record",
-    )
+    parser.add_argument("--rdflib-records", type=int, default=None,
+                        help="records for the rdflib variant (default: all); its rate is per record")
     parser.add_argument("--work", type=Path, default=None)
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -295,9 +277,7 @@ def main() -> None:
         elif variant == "bulk":
             result = run_bulk(Path(rest[0]), Path(rest[1]))
         else:
-            result = run_rdflib(
-                Path(rest[0]), Path(rest[1]), int(rest[2]) if len(rest) > 2 else None
-            )
+            result = run_rdflib(Path(rest[0]), Path(rest[1]), int(rest[2]) if len(rest) > 2 else None)
         print(json.dumps(result))
         return
 
@@ -310,9 +290,7 @@ def main() -> None:
     with open(data, "w", encoding="utf-8") as f:
         for rec in records(args.records, seed=1):
             f.write(json.dumps(rec) + "\n")
-    print(
-        f"generated {args.records:,} records ({data.stat().st_size / 1e6:,.0f} MB) in {time.perf_counter() - t:.1f} s"
-    )
+    print(f"generated {args.records:,} records ({data.stat().st_size / 1e6:,.0f} MB) in {time.perf_counter() - t:.1f} s")
 
     same = check_same_graph(data, work, 500)
     print(f"rdflib baseline builds the same graph as kg on 500 records: {same}")
@@ -335,24 +313,14 @@ def main() -> None:
     bulk_rate = bulk_res["quads"] / bulk_res["seconds"]
     rd_rec_rate = rd_res["records"] / rd_res["seconds"]
     rd_rate = rd_res["quads"] / rd_res["seconds"]
-    print(
-        f"kg ingest : {n:,} records, {quads:,} quads in {kg_res['seconds']:.1f} s = "
-        f"{n / kg_res['seconds']:,.0f} records/s, {kg_rate:,.0f} quads/s, peak RSS {kg_res['rss_mb']:,.0f} MB"
-    )
-    print(
-        f"bulk_load : {bulk_res['quads']:,} quads in {bulk_res['seconds']:.1f} s = {bulk_rate:,.0f} quads/s, "
-        f"peak RSS {bulk_res['rss_mb']:,.0f} MB"
-    )
-    print(
-        f"rdflib    : {rd_res['records']:,} records in {rd_res['seconds']:.1f} s = {rd_rec_rate:,.0f} records/s, "
-        f"{rd_rate:,.0f} quads/s, peak RSS {rd_res['rss_mb']:,.0f} MB"
-    )
-    print(
-        f"ratio (a) kg / bulk_load (same quads, time)  : {bulk_res['seconds'] / kg_res['seconds']:.2f}x"
-    )
-    print(
-        f"ratio (b) kg / rdflib (records per second)   : {(n / kg_res['seconds']) / rd_rec_rate:.1f}x"
-    )
+    print(f"kg ingest : {n:,} records, {quads:,} quads in {kg_res['seconds']:.1f} s = "
+          f"{n / kg_res['seconds']:,.0f} records/s, {kg_rate:,.0f} quads/s, peak RSS {kg_res['rss_mb']:,.0f} MB")
+    print(f"bulk_load : {bulk_res['quads']:,} quads in {bulk_res['seconds']:.1f} s = {bulk_rate:,.0f} quads/s, "
+          f"peak RSS {bulk_res['rss_mb']:,.0f} MB")
+    print(f"rdflib    : {rd_res['records']:,} records in {rd_res['seconds']:.1f} s = {rd_rec_rate:,.0f} records/s, "
+          f"{rd_rate:,.0f} quads/s, peak RSS {rd_res['rss_mb']:,.0f} MB")
+    print(f"ratio (a) kg / bulk_load (same quads, time)  : {bulk_res['seconds'] / kg_res['seconds']:.2f}x")
+    print(f"ratio (b) kg / rdflib (records per second)   : {(n / kg_res['seconds']) / rd_rec_rate:.1f}x")
     if args.work is None:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -152,7 +152,8 @@ class Incidence:
         missing = [r for r in relations if r not in self.relations]
         if missing:
             raise UsageError(
-                f"relation {missing[0]!r} was not loaded; load it with {{parameter}} {missing[0]}",
+                f"relation {missing[0]!r} was not loaded; load it with {{parameter}} "
+                f"{missing[0]}",
                 parameter="by",
             )
         keep = np.flatnonzero(np.isin(self.item_relation, wanted))

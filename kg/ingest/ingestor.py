@@ -382,7 +382,9 @@ class Ingestor:
         seen: dict[str, str] = {}
         for unit in self._units(self._items(names)):
             if isinstance(unit, RecordError):
-                raise KgError(f"{unit} ({{parameter}}: nothing was written)", parameter="strict")
+                raise KgError(
+                    f"{unit} ({{parameter}}: nothing was written)", parameter="strict"
+                )
             earlier = seen.setdefault(unit.mapped.graph, unit.mapped.content_hash)
             if earlier != unit.mapped.content_hash:
                 raise KgError(

@@ -114,7 +114,6 @@ class GraphResult:
 
 QueryResult = SelectResult | AskResult | GraphResult
 
-
 def compact(term: Term | None, prefixes: dict[str, str]) -> str:
     """A short human form: prefixed IRIs, bare literal values."""
     if term is None:
