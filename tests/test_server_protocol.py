@@ -711,7 +711,7 @@ def test_index_page_data_cannot_close_its_script_block(tmp_path: Path, store: Gr
     (tmp_path / "hostile.rq").write_text(hostile, encoding="utf-8")
     with client_for(store, workers=1, queries_dir=tmp_path) as c:
         page = c.get("/").text
-        assert page.count("</script>") == 3  # the data block's own end and the two scripts
+        assert page.count("</script>") == 4  # the data block's own end and the three scripts
         assert "<\\/script><script>alert(1)<\\/script>" in page
 
 
