@@ -110,3 +110,11 @@ class ForbiddenError(KgError):
 
 class ResultTooLargeError(KgError):
     """A query result is larger than the server's limit."""
+
+
+class MemoryLimitError(KgError):
+    """A query needed more memory than its process may use (`--max-memory-mb`)."""
+
+
+class QueryTooComplexError(QuerySyntaxError):
+    """SPARQL nested too deeply or too long for the parser to take safely."""

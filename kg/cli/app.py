@@ -42,6 +42,15 @@ EndpointUrl = Annotated[
     typer.Option(help="Run against this SPARQL 1.1 endpoint URL instead of the store."),
 ]
 EndpointTimeout = Annotated[float, typer.Option(help="Seconds to wait for a remote endpoint.")]
+MaxMemory = Annotated[
+    int | None,
+    typer.Option(
+        min=128,
+        help="Memory limit of the query, in MB; over it the query stops with an error "
+        "(default: half the machine's memory).",
+        show_default=False,
+    ),
+]
 
 
 @dataclass
@@ -80,6 +89,42 @@ def as_flag(parameter: Param) -> str:
     return "--" + parameter.name.replace("_", "-")
 
 
+def memory_limited(megabytes: int | None, run: Callable[[], None]) -> None:
+    """Run a local query under a memory limit (kg.limits.run_limited): exit 1 over it."""
+    from kg.errors import MemoryLimitError
+    from kg.limits import default_memory_mb, memory_message, run_limited
+
+    limit = megabytes or default_memory_mb()
+
+    def body() -> int:
+        try:
+            run()
+            return 0
+        except typer.Exit as exc:
+            return exc.exit_code
+        except KgError as exc:
+            _report(exc)
+            return exc.exit_code
+        except MemoryError:  # Python's own allocation failed first
+            failure = MemoryLimitError(memory_message(limit), parameter="max_memory_mb")
+            _report(failure)
+            return failure.exit_code
+        except BrokenPipeError:
+            return 0
+        finally:
+            state.close()  # the child's snapshot pin goes with it
+
+    code = run_limited(limit, body)
+    if code:
+        raise typer.Exit(code)
+
+
+def _report(exc: BaseException) -> None:
+    # messages quote data: escape it, "[/red]" is not markup
+    message = exc.worded(as_flag) if isinstance(exc, KgError) else str(exc)
+    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, markup=True)
+
+
 def handles_errors(func: F) -> F:
     """Turn kg's domain errors into one line on stderr and their exit code."""
 
@@ -87,15 +132,14 @@ def handles_errors(func: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
-        except KgError as exc:  # messages quote data: escape it, "[/red]" is not markup
-            message = escape(exc.worded(as_flag))
-            err.print(f"[bold red]error:[/] {message}", highlight=False, markup=True)
+        except KgError as exc:
+            _report(exc)
             raise typer.Exit(exc.exit_code) from None
         except BrokenPipeError:  # `kg ... | head`
             sys.stderr.close()
             raise typer.Exit(0) from None
         except OSError as exc:  # disk full, permissions: one line, not a traceback
-            err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, markup=True)
+            _report(exc)
             raise typer.Exit(1) from None
 
     return wrapper  # type: ignore[return-value]

@@ -10,7 +10,18 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
-from kg.cli.app import EndpointTimeout, EndpointUrl, ResultFormat, command, emit, err, out, state
+from kg.cli.app import (
+    EndpointTimeout,
+    EndpointUrl,
+    MaxMemory,
+    ResultFormat,
+    command,
+    emit,
+    err,
+    memory_limited,
+    out,
+    state,
+)
 from kg.errors import RecordError, UsageError
 
 if TYPE_CHECKING:
@@ -184,6 +195,7 @@ def sparql(
     fmt: ResultFormat = "table",
     endpoint: EndpointUrl = None,
     timeout: EndpointTimeout = 60.0,
+    max_memory_mb: MaxMemory = None,
 ) -> None:
     """Run an ad-hoc SPARQL query (the default graph is the union of all graphs)."""
     text = read_query_text(query)
@@ -191,13 +203,19 @@ def sparql(
         from kg.query.remote import Endpoint
 
         result = Endpoint(endpoint, timeout=timeout).query(text)
-    else:
+        from kg.cli.output import render
+
+        emit(render(result, fmt, base_iri=state.base_iri))
+        return
+
+    def run() -> None:
+        from kg.cli.output import render
         from kg.cli.search import expand_search
 
         result = state.store().query(expand_search(text))
-    from kg.cli.output import render
+        emit(render(result, fmt, base_iri=state.base_iri))
 
-    emit(render(result, fmt, base_iri=state.base_iri))
+    memory_limited(max_memory_mb, run)
 
 
 @command(rich_help_panel="Inspect")

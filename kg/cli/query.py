@@ -8,7 +8,17 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from kg.cli.app import EndpointTimeout, EndpointUrl, ResultFormat, command, emit, out, state
+from kg.cli.app import (
+    EndpointTimeout,
+    EndpointUrl,
+    MaxMemory,
+    ResultFormat,
+    command,
+    emit,
+    memory_limited,
+    out,
+    state,
+)
 from kg.errors import UsageError
 
 if TYPE_CHECKING:
@@ -64,6 +74,7 @@ def query_command(
     limit: Annotated[
         int | None, typer.Option(min=1, help="Print at most this many rows.", show_default=False)
     ] = None,
+    max_memory_mb: MaxMemory = None,
     list_queries: Annotated[
         bool, typer.Option("--list", "-l", help="List the named queries and their summaries.")
     ] = False,
@@ -132,5 +143,11 @@ def query_command(
         from kg.cli.search import expand_search
 
         named = replace(named, sparql=expand_search(named.sparql, bindings))
-        result = run_local(state.store(), named, bindings, limit=limit)
+
+        def run() -> None:
+            local = run_local(state.store(), named, bindings, limit=limit)
+            emit(render(local, fmt, base_iri=state.base_iri))
+
+        memory_limited(max_memory_mb, run)
+        return
     emit(render(result, fmt, base_iri=state.base_iri))

@@ -105,6 +105,15 @@ def serve(
         ),
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No access log.")] = False,
+    max_memory_mb: Annotated[
+        int | None,
+        typer.Option(
+            min=128,
+            help="Memory limit of each worker process, in MB; a query over it gets 507 "
+            "(default: half the machine's memory shared among the workers).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Serve the graph over HTTP: SPARQL 1.1 Protocol at /sparql, a query page at /,
     named queries at /queries, and Linked Data pages for entity IRIs (/paper/<slug> …).
@@ -118,12 +127,14 @@ def serve(
     from kg.serve.app import ServerConfig, create_app
     from kg.serve.pool import Source
 
+    # Open first, for writing when updates are allowed: a busy store fails here, before a
+    # token is printed or the server starts (a read-only open checks the store exists).
+    source = Source.of(state.store(write=allow_update))
+    state.close()
     token = update_token
     if allow_update and not token:
         token = secrets.token_urlsafe(24)
         err.print(f"update token (send as 'Authorization: Bearer …'): {token}", highlight=False)
-    source = Source.of(state.store())  # a read-only open checks that the store exists
-    state.close()
     config = ServerConfig(
         base_iri=state.base_iri,
         timeout=timeout,
@@ -137,6 +148,7 @@ def serve(
         refresh=refresh,
         queries_dir=queries,
         public_base=public_base,
+        max_memory_mb=max_memory_mb,
     )
     app = create_app(source, config)
     sock = _bind(host, port)

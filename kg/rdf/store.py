@@ -33,11 +33,13 @@ import pyoxigraph as ox
 from kg.errors import (
     KgError,
     QuerySyntaxError,
+    QueryTooComplexError,
     StoreBusyError,
     StoreError,
     StoreMissingError,
     UsageError,
 )
+from kg.limits import query_text_problem
 from kg.rdf import formats
 from kg.rdf.results import AskResult, GraphResult, QueryResult, Row, SelectResult, Term
 from kg.rdf.sparql_scan import scan
@@ -143,6 +145,13 @@ def _ox_term(term: Term) -> ox.NamedNode | ox.Literal | ox.BlankNode:
         raise UsageError(f"invalid RDF term {term.n3()[:80]}: {exc}") from None
 
 
+def _check_query_text(sparql: str) -> None:
+    """Refuse a query too long or nested too deeply for the parser (it would crash)."""
+    problem = query_text_problem(sparql)
+    if problem is not None:
+        raise QueryTooComplexError(problem)
+
+
 def _graph(iri: str | None) -> ox.NamedNode | ox.DefaultGraph:
     return ox.DefaultGraph() if iri is None else ox.NamedNode(iri)
 
@@ -158,6 +167,7 @@ class GraphStore:
         self.path = path
         self.read_only = read_only
         self._pin: Path | None = None  # the checkpoint a pinned snapshot reads (see open)
+        self._journal_present: bool | None = None  # read-only: a crashed batch's journal
 
     @classmethod
     def memory(cls) -> GraphStore:
@@ -246,6 +256,36 @@ class GraphStore:
         store._pin = pin
         return store
 
+    @classmethod
+    def share_snapshot(cls, path: Path) -> tuple[Path | None, bool]:
+        """Pin a read-only snapshot for other processes to open with `open_shared`.
+
+        Returns (its directory, whether an ingest batch is half-written in it). The
+        directory is None when the store directory cannot be pinned (read-only); the
+        caller owns the pin and removes it with `release_snapshot`. Every process that
+        opens one pin sees exactly the same data, which is how `kg serve` moves all its
+        workers to a new version together.
+        """
+        store = cls.open(path, read_only=True)
+        pin, store._pin = store._pin, None
+        try:
+            pending = store.has_graph(JOURNAL_GRAPH)
+        finally:
+            store.close()
+        return pin, pending
+
+    @classmethod
+    def open_shared(cls, pin: Path, path: Path) -> GraphStore:
+        """Open a snapshot pinned by `share_snapshot` (its owner removes it, not this)."""
+        try:
+            return cls(ox.Store.read_only(str(pin)), Path(path), True)
+        except (OSError, RuntimeError) as exc:
+            raise StoreError(f"cannot open the snapshot {pin} of {path}: {exc}") from None
+
+    @staticmethod
+    def release_snapshot(pin: Path) -> None:
+        shutil.rmtree(pin, ignore_errors=True)
+
     def reading(self, operation: Callable[[], T]) -> T:
         """Run a read, again on a fresh snapshot if a writer removed files this one needs.
 
@@ -262,6 +302,7 @@ class GraphStore:
         fresh = GraphStore.open(self.path, read_only=True)
         old_pin = self._pin
         self._store, self._pin, fresh._pin = fresh._store, fresh._pin, None
+        self._journal_present = None
         if old_pin is not None:
             shutil.rmtree(old_pin, ignore_errors=True)
         try:
@@ -391,6 +432,7 @@ class GraphStore:
         self._writable().remove_graph(ox.NamedNode(graph))
 
     def update(self, sparql: str) -> None:
+        _check_query_text(sparql)
         try:
             self._writable().update(sparql)
         except SyntaxError as exc:
@@ -488,6 +530,25 @@ class GraphStore:
         store.update(f"DELETE DATA {{ {data(found)} }} ;\nINSERT DATA {{ {data(new)} }}")
         return len(found)
 
+    def _hide_journal(self, kwargs: dict[str, Any]) -> None:
+        """Keep a crashed batch's journal graph out of a read-only snapshot's queries.
+
+        A writer clears the journal when it opens the store; until then a reader's snapshot
+        still holds it, and the union default graph (and GRAPH ?g) would show its
+        kg:pendingLoad quads. Only snapshots taken of a crashed store pay for listing the
+        graphs (checked once per snapshot).
+        """
+        if not self.read_only:
+            return
+        if self._journal_present is None:
+            self._journal_present = self._store.contains_named_graph(ox.NamedNode(JOURNAL_GRAPH))
+        if not self._journal_present:
+            return
+        graphs = [ox.NamedNode(g) for g in self.named_graphs()]
+        if kwargs.pop("use_default_graph_as_union", False):
+            kwargs["default_graph"] = [ox.DefaultGraph(), *graphs]
+        kwargs.setdefault("named_graphs", graphs)
+
     def _run(
         self,
         sparql: str,
@@ -499,6 +560,7 @@ class GraphStore:
         subs: dict[ox.Variable, ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple] = {
             ox.Variable(k): _ox_term(v) for k, v in (substitutions or {}).items()
         }
+        _check_query_text(sparql)
         kwargs: dict[str, Any] = {}
         if default_graphs is not None:
             kwargs["default_graph"] = [ox.NamedNode(g) for g in default_graphs]
@@ -506,6 +568,8 @@ class GraphStore:
             kwargs["use_default_graph_as_union"] = True
         if named_graphs is not None:
             kwargs["named_graphs"] = [ox.NamedNode(g) for g in named_graphs]
+        if "default_graph" not in kwargs and not scan(sparql).has_dataset:
+            self._hide_journal(kwargs)
         try:
             return self._store.query(sparql, substitutions=subs or None, **kwargs)
         except SyntaxError as exc:

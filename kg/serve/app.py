@@ -40,11 +40,13 @@ from starlette.staticfiles import StaticFiles
 from kg.errors import (
     ForbiddenError,
     KgError,
+    MemoryLimitError,
     NotFoundError,
     Param,
     ParameterError,
     QuerySyntaxError,
     QueryTimeoutError,
+    QueryTooComplexError,
     ResultTooLargeError,
     UsageError,
 )
@@ -78,6 +80,7 @@ _STATUS: tuple[tuple[type[KgError], int], ...] = (
     (NotFoundError, 404),
     (ResultTooLargeError, 422),
     (QueryTimeoutError, 503),
+    (MemoryLimitError, 507),
 )
 
 
@@ -98,6 +101,12 @@ class ServerConfig:
     queries_dir: Path | None = None
     #: Where this server is published (https://…/); entity links on the query page use it.
     public_base: str | None = None
+    max_memory_mb: int | None = None  # per worker; None: kg.limits.default_memory_mb
+
+    @property
+    def guard_network(self) -> bool:
+        """Whether workers run under the kernel's no-network filter (kg.serve.sandbox)."""
+        return not self.allow_service
 
 
 def shape_form(sparql: str) -> str | None:
@@ -234,6 +243,8 @@ class KgServer:
             max_result_bytes=self.config.max_result_bytes,
             allow_update=self.config.allow_update,
             refresh=self.config.refresh,
+            max_memory_mb=self.config.max_memory_mb,
+            guard_network=self.config.guard_network,
         )
         try:
             self.load_queries()
@@ -406,7 +417,7 @@ class KgServer:
 
     # -- /sparql -------------------------------------------------------------------------------
     async def sparql(self, request: Request) -> Response:
-        if request.method == "GET":
+        if request.method in ("GET", "HEAD"):  # Starlette answers HEAD with GET's headers
             params = Params(list(request.query_params.multi_items()))
             if "query" not in params and "update" not in params:
                 return self.service_description(request, params)
@@ -696,7 +707,7 @@ def as_query_parameter(parameter: Param) -> str:
 async def _kg_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, KgError)
     message = _one_line(exc.worded(as_query_parameter))
-    if isinstance(exc, QuerySyntaxError):
+    if isinstance(exc, QuerySyntaxError) and not isinstance(exc, QueryTooComplexError):
         message = f"the SPARQL does not parse: {message}"
     return _error(status_for(exc), message)
 

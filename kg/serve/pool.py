@@ -35,7 +35,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -44,22 +43,37 @@ from pathlib import Path
 from typing import Any
 
 from kg import errors
-from kg.errors import KgError, Param, QueryTimeoutError, ResultTooLargeError, StoreError
+from kg.errors import (
+    KgError,
+    MemoryLimitError,
+    Param,
+    QueryTimeoutError,
+    ResultTooLargeError,
+    StoreError,
+)
+from kg.limits import MEMORY_SIGNALS, default_memory_mb, memory_message, set_memory_limit
 from kg.rdf.results import QueryResult, Term
-from kg.rdf.store import JOURNAL_GRAPH, GraphStore, store_signature
+from kg.rdf.store import GraphStore, store_signature
 
 _WORKERS = Param("workers", "setting")  # what a client asks the operator to raise
 _WORKER_CODE = "from kg.serve.pool import worker_entry; worker_entry()"
-#: How long a worker waits before retrying a reopen that found an ingest batch in flight.
+#: How long the pool waits before retrying a new snapshot that found an ingest batch in flight.
 _REOPEN_RETRY_S = 1.0
+_OPERATOR_REMEDY = "ask the operator to raise {parameter}"
+_MEMORY = Param("max_memory_mb", "setting")
 
 
 @dataclass(frozen=True)
 class Source:
-    """Where workers get their store: a directory, or an N-Quads snapshot of a memory store."""
+    """Where workers get their store: a directory, or an N-Quads snapshot of a memory store.
+
+    `snapshot` is a checkpoint of the directory the pool pinned (GraphStore.share_snapshot):
+    every worker given the same one sees the same version of the store.
+    """
 
     path: Path | None = None
     nquads: bytes = b""
+    snapshot: Path | None = None
 
     @classmethod
     def of(cls, store: GraphStore) -> Source:
@@ -74,6 +88,8 @@ class Source:
 
     def open(self, *, write: bool = False) -> GraphStore:
         if self.path is not None:
+            if self.snapshot is not None and not write:
+                return GraphStore.open_shared(self.snapshot, self.path)
             return GraphStore.open(self.path, read_only=not write)
         store = GraphStore.memory()
         if self.nquads:
@@ -141,36 +157,20 @@ def _megabytes(n: int) -> str:
 
 
 class _WorkerState:
-    def __init__(self, source: Source, writable: bool) -> None:
+    def __init__(self, source: Source, writable: bool, generation: int = 0) -> None:
         self.source = source
         self.writable = writable
         self.store = source.open(write=writable)
-        self.generation = 0
-        self.last_attempt = 0.0
+        self.generation = generation
 
     def catch_up(self, request: _Request) -> None:
-        if request.reload is not None:
+        """Move to the version the pool names before answering (never answer from an
+        older one: if the new snapshot cannot be opened, the request fails)."""
+        if request.reload is not None and request.generation != self.generation:
             fresh = request.reload.open(write=self.writable)
             self.store.close()
             self.store, self.source = fresh, request.reload
             self.generation = request.generation
-            return
-        if request.generation == self.generation or not self.source.on_disk or self.writable:
-            return
-        now = time.monotonic()
-        if now - self.last_attempt < _REOPEN_RETRY_S:
-            return
-        self.last_attempt = now
-        try:
-            fresh = self.source.open()
-        except KgError:  # e.g. a file the writer just compacted away: keep serving, retry
-            return
-        if fresh.has_graph(JOURNAL_GRAPH):  # an ingest batch is half-written: wait
-            fresh.close()
-            return
-        self.store.close()
-        self.store = fresh
-        self.generation = request.generation
 
     def handle(self, request: _Request) -> Any:
         store = self.store
@@ -228,12 +228,36 @@ def _graph_call(store: GraphStore, name: str, kwargs: dict[str, Any]) -> Any:
     raise KgError(f"unknown graph operation {name!r}")
 
 
-def _error_reply(exc: BaseException) -> tuple[str, str, str]:
+@dataclass(frozen=True)
+class Limits:
+    """What a worker process may do: its memory, and whether it may open network sockets."""
+
+    memory_mb: int = 0  # 0: no limit
+    guard_network: bool = True
+
+
+def _error_reply(exc: BaseException, limits: Limits | None = None) -> tuple[str, str, str]:
     if isinstance(exc, KgError):
         return ("error", type(exc).__name__, str(exc))
+    if isinstance(exc, MemoryError):  # the parent words it (QueryPool.memory_error)
+        return ("error", "MemoryLimitError", "")
     if isinstance(exc, OSError):  # raised by pyoxigraph for I/O and SERVICE failures
-        return ("error", "KgError", f"the query failed: {exc}")
+        from kg.serve.sandbox import outbound_error
+
+        print(f"kg serve worker {os.getpid()}: {exc}", file=sys.stderr)  # the log keeps it
+        failure = outbound_error(exc, limits.guard_network if limits else False)
+        return ("error", type(failure).__name__, str(failure))
     return ("error", "KgError", f"the query failed: {type(exc).__name__}: {exc}")
+
+
+def _apply(limits: Limits) -> None:
+    """Limit this worker process before it opens the store (see kg.limits, kg.serve.sandbox)."""
+    if limits.memory_mb:
+        set_memory_limit(limits.memory_mb)
+    if limits.guard_network:
+        from kg.serve.sandbox import forbid_network
+
+        forbid_network()
 
 
 def worker_entry() -> None:
@@ -243,17 +267,20 @@ def worker_entry() -> None:
     which would re-import the parent's `__main__` (and fail for an unguarded script).
     """
     conn = Connection(int(sys.argv[1]))
-    source, writable = conn.recv()
-    _worker_main(conn, source, writable)
+    source, writable, generation, limits = conn.recv()
+    _worker_main(conn, source, writable, generation, limits)
 
 
-def _worker_main(conn: Connection, source: Source, writable: bool) -> None:
+def _worker_main(
+    conn: Connection, source: Source, writable: bool, generation: int, limits: Limits
+) -> None:
     # Ctrl-C reaches the whole process group; the parent shuts workers down by closing pipes.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        state = _WorkerState(source, writable)
+        _apply(limits)
+        state = _WorkerState(source, writable, generation)
     except BaseException as exc:
-        conn.send(_error_reply(exc))
+        conn.send(_error_reply(exc, limits))
         return
     conn.send(("ready", os.getpid(), 0))
     while True:
@@ -265,7 +292,7 @@ def _worker_main(conn: Connection, source: Source, writable: bool) -> None:
             state.catch_up(request)
             reply: tuple[Any, ...] = ("ok", state.handle(request), state.generation)
         except BaseException as exc:
-            reply = _error_reply(exc)
+            reply = _error_reply(exc, limits)
         try:
             conn.send(reply)
         except (OSError, ValueError):
@@ -284,7 +311,9 @@ class _Died(Exception):
 
 
 class _Worker:
-    def __init__(self, source: Source, writable: bool) -> None:
+    def __init__(
+        self, source: Source, writable: bool, generation: int = 0, limits: Limits | None = None
+    ) -> None:
         ours, theirs = socket.socketpair()
         with ours, theirs:
             fd = theirs.fileno()
@@ -294,8 +323,8 @@ class _Worker:
                 stdin=subprocess.DEVNULL,
             )
             self.conn = Connection(ours.detach())
-        self.conn.send((source, writable))
-        self.generation = 0
+        self.conn.send((source, writable, generation, limits or Limits(guard_network=False)))
+        self.generation = generation
         self.source = source
 
     def wait_ready(self, timeout: float) -> None:
@@ -363,6 +392,7 @@ class PoolStats:
     timeouts: int = 0
     replaced: int = 0
     reloads: int = 0
+    memory_stops: int = 0
     worker_pids: list[int] = field(default_factory=list)
     killed_pids: list[int] = field(default_factory=list)
 
@@ -380,6 +410,8 @@ class QueryPool:
         allow_update: bool = False,
         refresh: float = 5.0,
         start_timeout: float = 60.0,
+        max_memory_mb: int | None = None,
+        guard_network: bool = True,
     ) -> None:
         if workers < 1:
             raise errors.UsageError("{parameter} must be at least 1", parameter="workers")
@@ -404,11 +436,16 @@ class QueryPool:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._signature: tuple[tuple[str, int, int], ...] = ()
         self._closed = False
+        memory = default_memory_mb(workers + 1) if max_memory_mb is None else max_memory_mb
+        self.limits = Limits(memory_mb=memory, guard_network=guard_network)
+        #: The pinned snapshots workers may still be reading, by generation (disk stores).
+        self._snapshots: dict[int, Path] = {}
+        self._publishing = asyncio.Lock()
 
     # -- life cycle ----------------------------------------------------------------------------
     def _spawn(self, writable: bool = False) -> _Worker:
-        worker = _Worker(self.source, writable)
-        worker.generation = self.generation
+        source, generation = self.source, self.generation  # together: the same version
+        worker = _Worker(source, writable, generation, self.limits)
         worker.wait_ready(self.start_timeout)
         return worker
 
@@ -419,6 +456,8 @@ class QueryPool:
         if self.allow_update:  # first, so that it can recover a crashed batch before readers open
             self._writer = await loop.run_in_executor(self._threads, self._spawn, True)
             self._writers.put_nowait(self._writer)
+        if self.source.path is not None:
+            await self._publish(force=True)
         spawned = await asyncio.gather(
             *(loop.run_in_executor(self._threads, self._spawn) for _ in range(self.size)),
             return_exceptions=True,
@@ -445,6 +484,9 @@ class QueryPool:
         loop = asyncio.get_running_loop()
         await asyncio.gather(*(loop.run_in_executor(self._threads, w.stop) for w in workers))
         self._threads.shutdown(wait=False, cancel_futures=True)
+        for pin in self._snapshots.values():
+            GraphStore.release_snapshot(pin)
+        self._snapshots.clear()
 
     def _keep(self, task: asyncio.Task[Any]) -> None:
         self._tasks.add(task)
@@ -452,18 +494,60 @@ class QueryPool:
 
     # -- freshness -----------------------------------------------------------------------------
     def refresh(self) -> None:
-        """Make every worker reopen its snapshot before its next request."""
+        """Move every worker to a new snapshot before its next request (SIGHUP)."""
+        if self.source.path is None:
+            self._advance(self.source)
+        elif not self._closed:
+            self._keep(asyncio.ensure_future(self._publish()))
+
+    def _advance(self, source: Source) -> None:
+        self.source = source
         self.generation += 1
         self.stats.reloads += 1
 
+    async def _publish(self, *, force: bool = False) -> bool:
+        """Pin a new snapshot of the store and make it the one every worker answers from.
+
+        Monotonic reads: a worker answers a request only from the generation the request
+        names (the newest one when it was sent), so once any answer came from a version, no
+        later request is answered from an older one. A snapshot that holds a half-written
+        ingest batch is not published (unless `force`, at start); False then.
+        """
+        path = self.source.path
+        assert path is not None
+        loop = asyncio.get_running_loop()
+        async with self._publishing:
+            pin, pending = await loop.run_in_executor(
+                self._threads, GraphStore.share_snapshot, path
+            )
+            if self._closed or (pending and not force):
+                if pin is not None:
+                    GraphStore.release_snapshot(pin)
+                return False
+            self._advance(Source(path=path, snapshot=pin))
+            if pin is not None:
+                self._snapshots[self.generation] = pin
+            self._release_snapshots()
+            return True
+
+    def _release_snapshots(self) -> None:
+        """Remove the pins no worker can still be reading (all have confirmed newer ones)."""
+        oldest = min((w.generation for w in self._workers), default=self.generation)
+        for generation in [g for g in self._snapshots if g < min(oldest, self.generation)]:
+            GraphStore.release_snapshot(self._snapshots.pop(generation))
+
     async def _watch(self) -> None:
         assert self.source.path is not None
+        path = self.source.path
+        retry = False  # the last new snapshot held a batch in flight: look again soon
         while not self._closed:
-            await asyncio.sleep(self.refresh_every)
-            signature = store_signature(self.source.path)
+            pause = min(self.refresh_every, _REOPEN_RETRY_S) if retry else self.refresh_every
+            await asyncio.sleep(pause)
+            signature = store_signature(path)
             if signature != self._signature:
-                self._signature = signature
-                self.refresh()
+                retry = not await self._publish()
+                if not retry:
+                    self._signature = signature
 
     # -- running -------------------------------------------------------------------------------
     async def _acquire(self, deadline: float) -> _Worker:
@@ -479,7 +563,7 @@ class QueryPool:
 
     def _request(self, worker: _Worker, op: str, payload: Any) -> _Request:
         reload = None
-        if not self.source.on_disk and worker.generation != self.generation:
+        if worker.generation != self.generation:
             reload = self.source
         return _Request(op, self.generation, payload, reload, self.max_result_bytes)
 
@@ -508,15 +592,35 @@ class QueryPool:
                 parameter=Param("timeout", "setting"),
             ) from None
         except _Died:
-            raise StoreError(
-                "the query worker died while running this query (out of memory?); "
-                "it has been replaced"
-            ) from None
+            raise await self._death(worker) from None
         if reply[0] == "ok":
             worker.generation = reply[2]
             self.stats.completed += 1
+            self._release_snapshots()
             return reply[1]
+        if reply[1] == "MemoryLimitError":
+            raise self.memory_error()
         raise _rebuild_error(reply[1], reply[2])
+
+    def memory_error(self) -> MemoryLimitError:
+        message = memory_message(self.limits.memory_mb, _OPERATOR_REMEDY)
+        return MemoryLimitError(message, parameter=_MEMORY)
+
+    async def _death(self, worker: _Worker) -> KgError:
+        """Why a worker died mid-request: over its memory limit, or something else."""
+        loop = asyncio.get_running_loop()
+
+        def status() -> int | None:
+            try:
+                return worker.process.wait(5)
+            except subprocess.TimeoutExpired:
+                return None
+
+        code = await loop.run_in_executor(self._threads, status)
+        if code is not None and code < 0 and -code in MEMORY_SIGNALS:
+            self.stats.memory_stops += 1
+            return self.memory_error()
+        return StoreError("the query worker died while running this query; it has been replaced")
 
     def _reader_done(self, worker: _Worker, future: asyncio.Future[Any]) -> None:
         if future.cancelled() or future.exception() is not None:
@@ -605,6 +709,8 @@ class QueryPool:
         await self._dispatch(
             writer, _Request("update", self.generation, sparql), deadline, self._writer_done
         )
+        if self.source.path is not None:  # the client's next query sees its update
+            await self._publish(force=True)
 
     def _writer_done(self, worker: _Worker, future: asyncio.Future[Any]) -> None:
         # Runs whether or not the client is still waiting, so that state stays right.
@@ -612,10 +718,8 @@ class QueryPool:
             self._keep(asyncio.ensure_future(self._replace_writer(worker)))
             return
         reply = future.result()
-        if reply[0] == "ok":
-            if isinstance(reply[1], Source):
-                self.source = reply[1]
-            self.refresh()
+        if reply[0] == "ok" and isinstance(reply[1], Source):  # a memory store's snapshot
+            self._advance(reply[1])
         if not self._closed:
             self._writers.put_nowait(worker)
 
