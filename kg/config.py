@@ -10,3 +10,7 @@ DEFAULT_STORE = Path("kg-store")
 MAX_RECORD_BYTES = 16 * 1024 * 1024
 #: The longest string kg accepts in any one field, in characters.
 MAX_FIELD_CHARS = 1_000_000
+#: The most items kg accepts in any one array of a record (authors, links, samples, results,
+#: code links…): the largest in the Papers-with-Code data has 288; a record over it is
+#: rejected naming the field, so one record cannot fan out into millions of triples.
+MAX_ARRAY_ITEMS = 10_000

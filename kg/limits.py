@@ -23,9 +23,10 @@ from kg.errors import MemoryLimitError
 
 #: The smallest memory limit accepted: a worker with its store open needs ~100 MB.
 MIN_MEMORY_MB = 128
-#: Signals a process ends with when an allocation fails: Rust aborts (SIGABRT), a thread
-#: stack that cannot be mapped faults (SIGSEGV, SIGBUS), the kernel's OOM killer (SIGKILL).
-MEMORY_SIGNALS = frozenset({signal.SIGABRT, signal.SIGSEGV, signal.SIGBUS, signal.SIGKILL})
+#: Signals a process ends with when an allocation fails: Rust aborts (SIGABRT), a stack
+#: that cannot grow faults (SIGSEGV, SIGBUS). Not SIGKILL: that is the pool's own timeout,
+#: or someone else's kill.
+MEMORY_SIGNALS = frozenset({signal.SIGABRT, signal.SIGSEGV, signal.SIGBUS})
 
 
 def physical_memory_mb() -> int:

@@ -22,6 +22,7 @@ from kg.cli.app import (
     out,
     state,
 )
+from kg.config import MAX_ARRAY_ITEMS
 from kg.errors import RecordError, UsageError
 
 if TYPE_CHECKING:
@@ -66,6 +67,14 @@ def ingest(
             min=1, help="Records per write batch at most (a batch also closes at 500,000 quads)."
         ),
     ] = 20_000,
+    max_items: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="Most items in any one array of a record (authors, links, samples, results); "
+            "a record over it is rejected.",
+        ),
+    ] = MAX_ARRAY_ITEMS,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="No progress bar or summary.")
@@ -122,6 +131,7 @@ def ingest(
             strict=strict,
             kind=kind,
             snapshot=snapshot,
+            max_items=max_items,
             on_error=on_error,
             on_progress=on_progress,
             on_batch=None if upkeep is None else upkeep.observe,

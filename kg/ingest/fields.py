@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from kg.config import MAX_ARRAY_ITEMS
 from kg.errors import RecordError
 
 
@@ -68,7 +69,7 @@ def _type_name(value: Any) -> str:
 class Obj:
     """A JSON object being read; `path` is its dotted location in the record."""
 
-    __slots__ = ("_all", "_data", "_path", "_seen", "max_chars")
+    __slots__ = ("_all", "_data", "_path", "_seen", "max_chars", "max_items")
 
     def __init__(
         self,
@@ -76,17 +77,21 @@ class Obj:
         path: str = "",
         *,
         max_chars: int,
+        max_items: int = MAX_ARRAY_ITEMS,
         family: list[Obj] | None = None,
     ) -> None:
         self._data = data
         self._path = path
         self._seen: set[str] = set()
         self.max_chars = max_chars
+        self.max_items = max_items
         self._all = family if family is not None else []
         self._all.append(self)
 
     def _sub(self, data: dict[str, Any], path: str) -> Obj:
-        return Obj(data, path, max_chars=self.max_chars, family=self._all)
+        return Obj(
+            data, path, max_chars=self.max_chars, max_items=self.max_items, family=self._all
+        )
 
     def where(self, key: str) -> str:
         return f"{self._path}.{key}" if self._path else key
@@ -161,6 +166,11 @@ class Obj:
             return []
         if not isinstance(value, list):
             raise self._wrong(key, "an array", value)
+        if len(value) > self.max_items:
+            raise RecordError(
+                f"has {len(value):,} items, over the limit of {self.max_items:,} per array",
+                field=self.where(key),
+            )
         return value
 
     def items(self) -> Iterator[tuple[str, Any]]:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kg.config import MAX_ARRAY_ITEMS
 from kg.errors import KgError, RecordError, StoreError, UsageError
 from kg.ingest.aliases import PaperAliases
 from kg.ingest.dumps import DUMP_KINDS
@@ -130,6 +131,7 @@ class Ingestor:
         strict: bool = False,
         kind: str | None = None,
         snapshot: str | None = None,
+        max_items: int = MAX_ARRAY_ITEMS,
         on_error: Callable[[RecordError], None] | None = None,
         on_progress: Callable[[IngestReport], None] | None = None,
         on_batch: Callable[[WrittenBatch], None] | None = None,
@@ -145,6 +147,7 @@ class Ingestor:
                 parameter="snapshot",
             )
         self.snapshot = snapshot
+        self.max_items = max_items
         self.store = store
         self.iris = iris
         self.batch_size = batch_size
@@ -195,6 +198,7 @@ class Ingestor:
                 snapshot=snapshot,
                 papers=self.papers,
                 memo=self.memo,
+                max_items=self.max_items,
             )
             if not file_done:
                 file_done = True

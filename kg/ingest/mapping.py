@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from kg.config import MAX_FIELD_CHARS
+from kg.config import MAX_ARRAY_ITEMS, MAX_FIELD_CHARS
 from kg.errors import RecordError
 from kg.ingest.fields import Obj, invalid_unicode_path
 from kg.ingest.identity import Iris, RepoRef, arxiv_id, pwc_slug, repository, slug_from_url
@@ -82,6 +82,7 @@ class Context:
     source_file: str = ""
     ingested_at: str | None = None  # xsd:dateTime lexical form
     max_chars: int = MAX_FIELD_CHARS
+    max_items: int = MAX_ARRAY_ITEMS  # items per array (authors, links, samples, results…)
     snapshot: str | None = None  # the input's snapshot date (YYYY-MM-DD), for dump provenance
     papers: PaperResolver | None = None  # the run's alias index; None: the plain identity rule
     memo: dict[str, Any] = field(default_factory=dict)  # per-run scratch space of the mappers
@@ -183,7 +184,7 @@ class RecordMapper:
             raise RecordError(f"a record must be a JSON object, got {type(data).__name__}")
         self.ctx = ctx
         self.iris = ctx.iris
-        self.root = Obj(data, max_chars=ctx.max_chars)
+        self.root = Obj(data, max_chars=ctx.max_chars, max_items=ctx.max_items)
         self.data = data
         self.t: list[Triple] = []
         self.s: list[Triple] = []

@@ -6,9 +6,13 @@ error, so one bad line never hides the good ones around it.
 
 * `.jsonl` / `.ndjson`: one value per line; a line longer than the record limit is skipped
   without being held in memory.
-* `.json`: one value, a top-level array (streamed, so a 1 GB dump on one line is read in
-  memory bounded by the record limit), or JSON Lines after all (sniffed from the start).
-* `.gz` of any of these; directories are walked recursively in sorted order; `-` is stdin.
+* `.json` and stdin: one value, a top-level array (streamed, so a 1 GB dump on one line is
+  read in memory bounded by the record limit), or JSON Lines after all (sniffed from the
+  start: a first line that is a whole object, or one that is broken while the next line is
+  a whole object, means JSON Lines, so a bad first line costs one record, not the stream).
+* `.gz` of any of these: damaged or truncated compressed data ends that file with one error
+  naming the byte where reading stopped; every record before it is kept, and the next file
+  is read. Directories are walked recursively in sorted order; `-` is stdin.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import gzip
 import json
 import re
 import sys
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -330,63 +335,140 @@ def read_items(name: str, *, limit: int = MAX_RECORD_BYTES) -> Iterator[Item]:
     """Every JSON value in one input (a file name or `-`)."""
     stream = open_binary(name)
     source = "<stdin>" if name == "-" else name
+    last = ""
     try:
-        if name.removesuffix(".gz").endswith(_LINE_SUFFIXES):
-            yield from _lines(stream, source, limit)
-            return
-        # Sniff the first character: a dump is often one array on one huge line, which must
-        # stream rather than be read as a line.
-        probe = stream.read(_CHUNK)
-        stream = _Replay(probe, stream)  # type: ignore[assignment]
-        if probe.removeprefix(b"\xef\xbb\xbf").lstrip()[:1] == b"[":
-            yield from _document(stream, source, is_array=True, limit=limit)
-            return
-        number = 1
+        for item in _read(stream, name, source, limit):
+            last = item.locator
+            yield item
+    except (OSError, EOFError, zlib.error) as exc:
+        if not isinstance(stream, gzip.GzipFile):
+            raise InputError(f"{source}: cannot read: {exc}") from None
+        yield _damaged(stream, source, last, exc)
+    finally:
+        if name != "-":
+            stream.close()
+
+
+def _damaged(stream: gzip.GzipFile, source: str, last: str, exc: BaseException) -> Item:
+    """The error for gzip data that cannot be decompressed past some point."""
+    try:
+        offset = stream.fileobj.tell()  # type: ignore[union-attr]
+    except (AttributeError, OSError, ValueError):
+        offset = 0
+    locator = f"byte {offset:,}"
+    after = f"after {last}" if last else "before the first record"
+    return Item(
+        source,
+        locator,
+        error=RecordError(
+            f"the gzip data is damaged or cut short ({exc}); reading stopped near byte "
+            f"{offset:,} of the compressed file, {after}: the records before it were read, "
+            "the rest of this file was not",
+            source=source,
+            locator=locator,
+        ),
+    )
+
+
+def _read(stream: IO[bytes], name: str, source: str, limit: int) -> Iterator[Item]:
+    if name.removesuffix(".gz").endswith(_LINE_SUFFIXES):
+        yield from _lines(stream, source, limit)
+        return
+    # Sniff the first character: a dump is often one array on one huge line, which must
+    # stream rather than be read as a line.
+    probe = stream.read(_CHUNK)
+    stream = _Replay(probe, stream)  # type: ignore[assignment]
+    if probe.removeprefix(b"\xef\xbb\xbf").lstrip()[:1] == b"[":
+        yield from _document(stream, source, is_array=True, limit=limit)
+        return
+    number = 1
+    first, too_long = _read_line(stream, limit)
+    while first and not first.strip() and not too_long:
+        number += 1
         first, too_long = _read_line(stream, limit)
-        while first and not first.strip() and not too_long:
-            number += 1
-            first, too_long = _read_line(stream, limit)
-        first = first.removeprefix(b"\xef\xbb\xbf") if number == 1 else first
-        head = first.lstrip()
-        if too_long:  # one record longer than the limit: say so, read on as JSON Lines
-            yield Item(
-                source,
-                f"line {number}",
-                error=RecordError(
-                    f"is longer than the record limit of {limit:,} bytes",
-                    source=source,
-                    locator=f"line {number}",
-                ),
-            )
-            yield from _lines(stream, source, limit, start=number + 1)
-            return
-        if not head:
-            return
-        if head[:1] == b"[":
-            yield from _document(_Replay(first, stream), source, is_array=True, limit=limit)  # type: ignore[arg-type]
-            return
-        if head[:1] == b"{":
-            try:
-                value = json.loads(first)
-            except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
-                value = None
-            if isinstance(value, dict):  # a complete object on line 1: JSON Lines
-                yield Item(source, f"line {number}", value)
-                yield from _lines(stream, source, limit, start=number + 1)
-                return
-            yield from _document(_Replay(first, stream), source, is_array=False, limit=limit)  # type: ignore[arg-type]
-            return
+    first = first.removeprefix(b"\xef\xbb\xbf") if number == 1 else first
+    head = first.lstrip()
+    if too_long:  # one record longer than the limit: say so, read on as JSON Lines
         yield Item(
             source,
             f"line {number}",
             error=RecordError(
-                "is not JSON (expected an object, an array of objects or JSON Lines)",
+                f"is longer than the record limit of {limit:,} bytes",
                 source=source,
                 locator=f"line {number}",
             ),
         )
-    except (OSError, EOFError, gzip.BadGzipFile) as exc:
-        raise InputError(f"{source}: cannot read: {exc}") from None
-    finally:
-        if name != "-":
-            stream.close()
+        yield from _lines(stream, source, limit, start=number + 1)
+        return
+    if not head:
+        return
+    if head[:1] == b"[":
+        yield from _document(_Replay(first, stream), source, is_array=True, limit=limit)  # type: ignore[arg-type]
+        return
+    if head[:1] == b"{":
+        value, goes_on = _first_line(first)
+        if isinstance(value, dict):  # a complete object on line 1: JSON Lines
+            yield Item(source, f"line {number}", value)
+            yield from _lines(stream, source, limit, start=number + 1)
+            return
+        following, skipped, too_long = _read_line(stream, limit), 1, False
+        nxt, too_long = following
+        while nxt and not nxt.strip() and not too_long:
+            skipped += 1
+            nxt, too_long = _read_line(stream, limit)
+        if goes_on and not too_long and not _is_record(nxt):
+            # a document over several lines (pretty-printed): read it as one
+            replay = _Replay(first + b"\n" * (skipped - 1) + nxt, stream)
+            yield from _document(replay, source, is_array=False, limit=limit)  # type: ignore[arg-type]
+            return
+        # JSON Lines whose first line is broken: that line costs one record
+        yield _decode_line(first.strip(), source, f"line {number}")
+        yield from _json_lines_after(stream, source, limit, nxt, too_long, number + skipped)
+        return
+    yield Item(
+        source,
+        f"line {number}",
+        error=RecordError(
+            "is not JSON (expected an object, an array of objects or JSON Lines)",
+            source=source,
+            locator=f"line {number}",
+        ),
+    )
+    yield from _lines(stream, source, limit, start=number + 1)
+
+
+def _first_line(line: bytes) -> tuple[Any, bool]:
+    """The first line's value (None if it does not parse) and whether the value may go on
+    on the next line (the text is fine up to its end, as on a pretty-printed object's)."""
+    try:
+        return json.loads(line), False
+    except json.JSONDecodeError as exc:
+        return None, exc.pos >= len(line.decode("utf-8", "replace").rstrip())
+    except (UnicodeDecodeError, RecursionError):
+        return None, False
+
+
+def _is_record(line: bytes) -> bool:
+    try:
+        return isinstance(json.loads(line), dict)
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+        return False
+
+
+def _json_lines_after(
+    stream: IO[bytes], source: str, limit: int, line: bytes, too_long: bool, number: int
+) -> Iterator[Item]:
+    """JSON Lines from line `number` on, that line already read (`line`, or too long)."""
+    if too_long:
+        yield Item(
+            source,
+            f"line {number}",
+            error=RecordError(
+                f"is longer than the record limit of {limit:,} bytes",
+                source=source,
+                locator=f"line {number}",
+            ),
+        )
+        yield from _lines(stream, source, limit, start=number + 1)
+    elif line:
+        yield from _lines(stream, source, limit, first=line, start=number)
