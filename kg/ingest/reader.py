@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import codecs
 import datetime as dt
-import gzip
+import io
 import json
 import re
 import sys
@@ -100,9 +100,85 @@ def open_binary(name: str) -> IO[bytes]:
         raise InputError(f"{name}: cannot open: {exc.strerror}") from None
     if handle.read(2) == b"\x1f\x8b":
         handle.seek(0)
-        return gzip.GzipFile(fileobj=handle, mode="rb")  # type: ignore[return-value]
+        return io.BufferedReader(Gunzip(handle), _CHUNK)
     handle.seek(0)
     return handle
+
+
+class GzipDamage(OSError):
+    """Compressed data that cannot be decompressed past `offset` (a byte of the .gz file)."""
+
+    def __init__(self, message: str, offset: int) -> None:
+        super().__init__(message)
+        self.offset = offset
+
+
+class Gunzip(io.RawIOBase):
+    """Decompresses a .gz stream (members one after another), giving out every byte that
+    can be recovered before damaged or missing data, then raising `GzipDamage` with the
+    compressed offset where it stopped. (gzip.GzipFile drops the output of the read that
+    fails, so whole records just before the damage were lost.)"""
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        self._raw = raw
+        self._inflater = zlib.decompressobj(wbits=31)
+        self._pending = b""
+        self._offset = 0  # compressed bytes consumed
+        self._failure: GzipDamage | None = None
+        self._started = False  # the current member has produced or consumed input
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        while not self._pending:
+            if self._failure is not None:
+                failure, self._failure = self._failure, None
+                raise failure
+            if not self._fill():
+                return 0
+        size = min(len(buffer), len(self._pending))
+        buffer[:size] = self._pending[:size]
+        self._pending = self._pending[size:]
+        return size
+
+    def _fill(self) -> bool:
+        """Decompress more; False at the clean end of the stream."""
+        if self._inflater.eof:
+            rest = self._inflater.unused_data
+            self._inflater = zlib.decompressobj(wbits=31)
+            self._started = False
+            if rest:
+                return self._feed(rest)
+        data = self._raw.read(_CHUNK)
+        if not data:
+            if self._started and not self._inflater.eof:
+                self._failure = GzipDamage("the file ends inside compressed data", self._offset)
+            return self._failure is not None
+        return self._feed(data)
+
+    def _feed(self, data: bytes) -> bool:
+        self._started = True
+        saved = self._inflater.copy()
+        try:
+            self._pending = self._inflater.decompress(data)
+            self._offset += len(data) - len(self._inflater.unused_data)
+            return True
+        except zlib.error as exc:
+            # again a byte at a time from before this chunk, to keep all that inflates
+            self._inflater, out = saved, bytearray()
+            for i in range(len(data)):
+                try:
+                    out += self._inflater.decompress(data[i : i + 1])
+                except zlib.error:
+                    self._failure = GzipDamage(str(exc), self._offset + i)
+                    break
+            self._pending = bytes(out)
+            return True
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
 
 
 class _Replay:
@@ -340,28 +416,25 @@ def read_items(name: str, *, limit: int = MAX_RECORD_BYTES) -> Iterator[Item]:
         for item in _read(stream, name, source, limit):
             last = item.locator
             yield item
-    except (OSError, EOFError, zlib.error) as exc:
-        if not isinstance(stream, gzip.GzipFile):
-            raise InputError(f"{source}: cannot read: {exc}") from None
-        yield _damaged(stream, source, last, exc)
+    except GzipDamage as exc:
+        yield _damaged(source, last, exc)
+    except (OSError, EOFError) as exc:
+        raise InputError(f"{source}: cannot read: {exc}") from None
     finally:
         if name != "-":
             stream.close()
 
 
-def _damaged(stream: gzip.GzipFile, source: str, last: str, exc: BaseException) -> Item:
+def _damaged(source: str, last: str, exc: GzipDamage) -> Item:
     """The error for gzip data that cannot be decompressed past some point."""
-    try:
-        offset = stream.fileobj.tell()  # type: ignore[union-attr]
-    except (AttributeError, OSError, ValueError):
-        offset = 0
+    offset = exc.offset
     locator = f"byte {offset:,}"
     after = f"after {last}" if last else "before the first record"
     return Item(
         source,
         locator,
         error=RecordError(
-            f"the gzip data is damaged or cut short ({exc}); reading stopped near byte "
+            f"the gzip data is damaged or cut short ({exc}); reading stopped at byte "
             f"{offset:,} of the compressed file, {after}: the records before it were read, "
             "the rest of this file was not",
             source=source,

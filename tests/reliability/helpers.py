@@ -95,7 +95,9 @@ with open(sys.argv[1], "w") as out:
 
 
 def run_measured(args: list[str], report: Path, timeout: float) -> tuple[int, str, str, float]:
-    """Run kg to the end: (exit code, stdout, stderr, peak RSS in MB of kg alone)."""
+    """Run kg to the end: (exit code, stdout, stderr, peak RSS in MB of kg, or of the
+    largest process it waited for: wait4 counts reaped descendants, so a `kg sparql`
+    query child is included)."""
     result = subprocess.run(
         [sys.executable, "-c", _MEASURE, str(report), *KG_CMD, *args],
         capture_output=True,

@@ -110,7 +110,7 @@ def queries(port: int) -> list[str]:
         f"SELECT * WHERE {{ SERVICE <http://127.0.0.1:{port}> {body} }}",
         f"\ufeffSELECT * WHERE {{ SERVICE <{url}> {body} }}",
         f"SELECT * WHERE {{ SERVICE <{url}> {body} }} # trailing comment",
-        f"SELECT * WHERE {{ SERVICE <{url}> {{ ?x ?p ?o . FILTER(?o != \"\\u007D\") }} }}",
+        f'SELECT * WHERE {{ SERVICE <{url}> {{ ?x ?p ?o . FILTER(?o != "\\u007D") }} }}',
         f"SELECT * WHERE {{ SERVICE <{url}> {{ SELECT * WHERE {body} LIMIT 1 }} }}",
     ]
     out += [f"SELECT * WHERE {{ SERVICE <http://{h}/sparql> {body} }}" for h in hosts(port)]

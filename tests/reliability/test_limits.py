@@ -12,11 +12,8 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import subprocess
-import sys
 import threading
 from pathlib import Path
 
@@ -25,13 +22,12 @@ import pytest
 
 from kg.rdf.store import GraphStore
 from tests.reliability.helpers import (
-    KG_CMD,
     STOPPED,
     Server,
     descendants,
-    kg_env,
     record_figures,
     run_kg,
+    run_measured,
     synth_file,
     wait_until,
 )
@@ -52,11 +48,7 @@ def nested(kind: str, depth: int) -> str:
         return "SELECT * WHERE { ?s ?p ?o FILTER(" + "(" * depth + "true" + ")" * depth + ") }"
     if kind == "sub-queries":
         return (
-            "SELECT * WHERE { "
-            + "{ SELECT * WHERE " * depth
-            + "{ ?s ?p ?o }"
-            + " }" * depth
-            + " }"
+            "SELECT * WHERE { " + "{ SELECT * WHERE " * depth + "{ ?s ?p ?o }" + " }" * depth + " }"
         )
     raise AssertionError(kind)
 
@@ -137,27 +129,6 @@ def test_a_runaway_query_is_stopped_at_the_worker_memory_limit(
     )
 
 
-#: Runs kg and reports the peak RSS of kg and every process it waited for (its query child).
-_WAIT4 = """
-import json, resource, subprocess, sys
-proc = subprocess.Popen(sys.argv[2:], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-out, err = proc.communicate()
-peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-json.dump([proc.returncode, out.decode(), err.decode(), peak], open(sys.argv[1], "w"))
-"""
-
-
-def _kg_measured(tmp_path: Path, *args: str) -> tuple[int, str, str, float]:
-    """Run kg to the end: (exit code, stdout, stderr, peak RSS in MB of kg and its child)."""
-    report = tmp_path / "report.json"
-    subprocess.run(
-        [sys.executable, "-c", _WAIT4, str(report), *KG_CMD, *args],
-        timeout=900, env=kg_env(), check=True,
-    )  # fmt: skip
-    code, out, err, peak = json.loads(report.read_text())
-    return int(code), out, err, float(peak)
-
-
 @pytest.mark.parametrize("command", ["sparql", "query"])
 def test_the_cli_stops_a_runaway_query_at_its_memory_limit(
     tmp_path: Path, big_store: tuple[Path, int], command: str, request: pytest.FixtureRequest
@@ -174,8 +145,10 @@ def test_the_cli_stops_a_runaway_query_at_its_memory_limit(
             encoding="utf-8",
         )
         args = ["query", "cross", "--queries", str(tmp_path / "q")]
-    code, out, err, peak = _kg_measured(
-        tmp_path, "--store", str(path), *args, "--max-memory-mb", str(LIMIT_MB)
+    code, out, err, peak = run_measured(
+        ["--store", str(path), *args, "--max-memory-mb", str(LIMIT_MB)],
+        tmp_path / "report.json",
+        timeout=900,
     )
     assert code == 1, (code, err[-2000:])
     assert f"error: the query needed more memory than the limit of {LIMIT_MB} MB" in err
@@ -187,7 +160,9 @@ def test_the_cli_stops_a_runaway_query_at_its_memory_limit(
     assert fine.returncode == 0, fine.stderr
     assert fine.stdout.split() == ["n", str(quads)]
     record_figures(
-        request.config, f"memory_limit_{command}", {"limit_mb": LIMIT_MB, "peak_rss_mb": round(peak)}
+        request.config,
+        f"memory_limit_{command}",
+        {"limit_mb": LIMIT_MB, "peak_rss_mb": round(peak)},
     )
 
 

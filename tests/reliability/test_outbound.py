@@ -176,7 +176,8 @@ def test_no_query_text_reaches_a_host_not_allowed(
             "attempts": len(queries(listener.port)),
             "requests": len(answers),
             "status_counts": {
-                str(s): sum(1 for a in answers if a[1] == s) for s in sorted({a[1] for a in answers})
+                str(s): sum(1 for a in answers if a[1] == s)
+                for s in sorted({a[1] for a in answers})
             },
             "listener_connections": listener.connections,
         },
