@@ -1,7 +1,8 @@
 """Endpoint soak: 8 clients for 60 s against a real `kg serve` on 127.0.0.1, mixing good
 queries, syntax errors, runaway queries that must time out, oversized requests and updates
 without (or with a wrong) token. Every request gets the right status and body; a good
-query's p99 stays within 5x its unloaded time; the server's memory (with its workers)
+query's latency is measured (its p99 against the unloaded time is judged by bench/soak.py,
+not here: a timing bound fails on a busy machine); the server's memory (with its workers)
 does not grow; it stays healthy and stops on Ctrl-C.
 
 The good query whose latency is judged is a named query (shared-methods: ~80 ms unloaded on
@@ -189,7 +190,9 @@ def p99(values: list[float]) -> float:
     return statistics.quantiles(values, n=100)[98]
 
 
-def run_soak(tmp_path: Path, seconds: float, config: Any, name: str) -> None:
+def run_soak(tmp_path: Path, seconds: float) -> dict[str, Any]:
+    """Soak a real server; assert every status, answer and the memory level; return the
+    figures (the latency ratio among them: bench/soak.py judges it, tests do not)."""
     papers = list(records(PAPERS, seed=21))
     source = write_jsonl(tmp_path / "papers.jsonl", papers)
     store = tmp_path / "store"
@@ -231,40 +234,33 @@ def run_soak(tmp_path: Path, seconds: float, config: Any, name: str) -> None:
     assert all(kinds[k] > 0 for k in KINDS), kinds
     assert max(tally.runaway_latencies) < TIMEOUT_S + 15  # stopped, not left running
     base, loaded = statistics.median(quiet), p99(tally.good_latencies)
-    assert loaded <= 5 * base, (
-        f"good query p99 {loaded * 1000:.0f} ms vs unloaded {base * 1000:.0f} ms"
-    )
     # A worker running a runaway query grows (to ~0.9 GB) until it is killed: judge the level
     # between those spikes (the median), early against late.
     third = max(len(memory) // 3, 1)
     early, late = statistics.median(memory[:third]), statistics.median(memory[-third:])
     assert late <= early * 1.2 + 50, f"memory grew from {early:.0f} MB to {late:.0f} MB"
-    record_figures(
-        config,
-        name,
-        {
-            "seconds": seconds,
-            "clients": 8,
-            "requests_served": served,
-            "by_kind_and_status": {f"{k} {s}": n for (k, s), n in sorted(tally.statuses.items())},
-            "wrong_answers_or_statuses": len(tally.problems),
-            "good_unloaded_median_ms": round(base * 1000, 1),
-            "good_loaded_p50_ms": round(statistics.median(tally.good_latencies) * 1000, 1),
-            "good_loaded_p99_ms": round(loaded * 1000, 1),
-            "p99_over_unloaded": round(loaded / base, 2),
-            "runaway_latency_max_s": round(max(tally.runaway_latencies), 2),
-            "server_rss_mb_median_first_third": round(early),
-            "server_rss_mb_median_last_third": round(late),
-            "server_rss_mb_max": round(max(memory)),
-            "health": health.json(),
-        },
-    )
+    return {
+        "seconds": seconds,
+        "clients": 8,
+        "requests_served": served,
+        "by_kind_and_status": {f"{k} {s}": n for (k, s), n in sorted(tally.statuses.items())},
+        "wrong_answers_or_statuses": len(tally.problems),
+        "good_unloaded_median_ms": round(base * 1000, 1),
+        "good_loaded_p50_ms": round(statistics.median(tally.good_latencies) * 1000, 1),
+        "good_loaded_p99_ms": round(loaded * 1000, 1),
+        "p99_over_unloaded": round(loaded / base, 2),
+        "runaway_latency_max_s": round(max(tally.runaway_latencies), 2),
+        "server_rss_mb_median_first_third": round(early),
+        "server_rss_mb_median_last_third": round(late),
+        "server_rss_mb_max": round(max(memory)),
+        "health": health.json(),
+    }
 
 
 def test_endpoint_soak(tmp_path: Path, request: pytest.FixtureRequest) -> None:
-    run_soak(tmp_path, 60, request.config, "soak")
+    record_figures(request.config, "soak", run_soak(tmp_path, 60))
 
 
 @pytest.mark.slow
 def test_endpoint_soak_long(tmp_path: Path, request: pytest.FixtureRequest) -> None:
-    run_soak(tmp_path, 600, request.config, "soak_long")
+    record_figures(request.config, "soak_long", run_soak(tmp_path, 600))
