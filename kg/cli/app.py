@@ -90,9 +90,9 @@ def as_flag(parameter: Param) -> str:
 
 
 def memory_limited(megabytes: int | None, run: Callable[[], None]) -> None:
-    """Run a local query under a memory limit (kg.limits.run_limited): exit 1 over it."""
+    """Run a local query under a memory limit (kg.rdf.limits.run_limited): exit 1 over it."""
     from kg.errors import MemoryLimitError
-    from kg.limits import default_memory_mb, memory_message, run_limited
+    from kg.rdf.limits import default_memory_mb, memory_message, run_limited
 
     limit = megabytes or default_memory_mb()
 

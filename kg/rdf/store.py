@@ -39,8 +39,8 @@ from kg.errors import (
     StoreMissingError,
     UsageError,
 )
-from kg.limits import query_text_problem
 from kg.rdf import formats
+from kg.rdf.limits import query_text_problem
 from kg.rdf.results import AskResult, GraphResult, QueryResult, Row, SelectResult, Term
 from kg.rdf.sparql_scan import scan
 from kg.rdf.vocab import KG

@@ -101,7 +101,7 @@ class ServerConfig:
     queries_dir: Path | None = None
     #: Where this server is published (https://…/); entity links on the query page use it.
     public_base: str | None = None
-    max_memory_mb: int | None = None  # per worker; None: kg.limits.default_memory_mb
+    max_memory_mb: int | None = None  # per worker; None: kg.rdf.limits.default_memory_mb
 
     @property
     def guard_network(self) -> bool:

@@ -51,7 +51,7 @@ from kg.errors import (
     ResultTooLargeError,
     StoreError,
 )
-from kg.limits import MEMORY_SIGNALS, default_memory_mb, memory_message, set_memory_limit
+from kg.rdf.limits import MEMORY_SIGNALS, default_memory_mb, memory_message, set_memory_limit
 from kg.rdf.results import QueryResult, Term
 from kg.rdf.store import GraphStore, store_signature
 
@@ -251,7 +251,7 @@ def _error_reply(exc: BaseException, limits: Limits | None = None) -> tuple[str,
 
 
 def _apply(limits: Limits) -> None:
-    """Limit this worker process before it opens the store (see kg.limits, kg.serve.sandbox)."""
+    """Limit this worker process before it opens the store (see kg.rdf.limits, kg.serve.sandbox)."""
     if limits.memory_mb:
         set_memory_limit(limits.memory_mb)
     if limits.guard_network:
