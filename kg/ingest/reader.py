@@ -330,10 +330,20 @@ def _read_line(stream: IO[bytes], limit: int) -> tuple[bytes, bool]:
 
 
 def _lines(
-    stream: IO[bytes], source: str, limit: int, first: bytes = b"", start: int = 1
+    stream: IO[bytes],
+    source: str,
+    limit: int,
+    first: bytes = b"",
+    start: int = 1,
+    *,
+    first_too_long: bool = False,
 ) -> Iterator[Item]:
+    """JSON Lines from line `start` on; `first` (or `first_too_long`): that line, already read."""
     number = start
-    line, too_long = (first, False) if first else _read_line(stream, limit)
+    if first or first_too_long:
+        line, too_long = first, first_too_long
+    else:
+        line, too_long = _read_line(stream, limit)
     while line or too_long:
         locator = f"line {number}"
         if too_long:
@@ -462,16 +472,7 @@ def _read(stream: IO[bytes], name: str, source: str, limit: int) -> Iterator[Ite
     first = first.removeprefix(b"\xef\xbb\xbf") if number == 1 else first
     head = first.lstrip()
     if too_long:  # one record longer than the limit: say so, read on as JSON Lines
-        yield Item(
-            source,
-            f"line {number}",
-            error=RecordError(
-                f"is longer than the record limit of {limit:,} bytes",
-                source=source,
-                locator=f"line {number}",
-            ),
-        )
-        yield from _lines(stream, source, limit, start=number + 1)
+        yield from _lines(stream, source, limit, start=number, first_too_long=True)
         return
     if not head:
         return
@@ -496,7 +497,8 @@ def _read(stream: IO[bytes], name: str, source: str, limit: int) -> Iterator[Ite
             return
         # JSON Lines whose first line is broken: that line costs one record
         yield _decode_line(first.strip(), source, f"line {number}")
-        yield from _json_lines_after(stream, source, limit, nxt, too_long, number + skipped)
+        if nxt or too_long:
+            yield from _lines(stream, source, limit, nxt, number + skipped, first_too_long=too_long)
         return
     yield Item(
         source,
@@ -526,22 +528,3 @@ def _is_record(line: bytes) -> bool:
         return isinstance(json.loads(line), dict)
     except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
         return False
-
-
-def _json_lines_after(
-    stream: IO[bytes], source: str, limit: int, line: bytes, too_long: bool, number: int
-) -> Iterator[Item]:
-    """JSON Lines from line `number` on, that line already read (`line`, or too long)."""
-    if too_long:
-        yield Item(
-            source,
-            f"line {number}",
-            error=RecordError(
-                f"is longer than the record limit of {limit:,} bytes",
-                source=source,
-                locator=f"line {number}",
-            ),
-        )
-        yield from _lines(stream, source, limit, start=number + 1)
-    elif line:
-        yield from _lines(stream, source, limit, first=line, start=number)
