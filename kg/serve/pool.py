@@ -517,9 +517,14 @@ class QueryPool:
         assert path is not None
         loop = asyncio.get_running_loop()
         async with self._publishing:
-            pin, pending = await loop.run_in_executor(
-                self._threads, GraphStore.share_snapshot, path
-            )
+            try:
+                pin, pending = await loop.run_in_executor(
+                    self._threads, GraphStore.share_snapshot, path
+                )
+            except KgError:  # e.g. the writer compacted files away ten times: later
+                if force and not self._snapshots and self.generation == 0:
+                    raise
+                return False
             if self._closed or (pending and not force):
                 if pin is not None:
                     GraphStore.release_snapshot(pin)
