@@ -89,7 +89,13 @@ class Source:
     def open(self, *, write: bool = False) -> GraphStore:
         if self.path is not None:
             if self.snapshot is not None and not write:
-                return GraphStore.open_shared(self.snapshot, self.path)
+                try:
+                    return GraphStore.open_shared(self.snapshot, self.path)
+                except StoreError:
+                    # The pin links the writer's live write-ahead log, which may have moved
+                    # on since it was pinned. A snapshot of its own, opened now, is newer
+                    # than the pinned version: reads stay monotonic.
+                    pass
             return GraphStore.open(self.path, read_only=not write)
         store = GraphStore.memory()
         if self.nquads:
