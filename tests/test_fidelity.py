@@ -24,13 +24,15 @@ from kg.ingest.identity import clean_name, licence_iri, pwc_slug, repository
 from kg.ingest.ingestor import IngestReport, ingest
 from kg.ingest.values import metric_value
 from kg.rdf.store import GraphStore
-from tests.conftest import BASE, RAW_DIR, ROOT, select as _select
+from tests.conftest import BASE, RAW_DIR, ROOT
+from tests.conftest import select as _select
 
 RDFS = "PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>\n"
 
 
 def select(store: GraphStore, query: str) -> list[dict[str, object]]:
     return _select(store, RDFS + query)
+
 
 EVALUATION_GZ = RAW_DIR / "pwc-evaluation-tables-2020" / "evaluation-tables.json.gz"
 SOTA_DIR = RAW_DIR / "sota-extractor-tasks"
@@ -308,7 +310,7 @@ def test_independent_counts_of_datasets_and_leaderboards(
 def test_stray_whitespace_makes_no_duplicate_result(
     tables2020: tuple[GraphStore, IngestReport],
 ) -> None:
-    """" FB15k" and "FB15k" are one dataset: a value shows once on its leaderboard."""
+    """ " FB15k" and "FB15k" are one dataset: a value shows once on its leaderboard."""
     store, _ = tables2020
     rows = select(
         store,
@@ -363,8 +365,11 @@ def test_rows_naming_another_page_keep_it(tables2020: tuple[GraphStore, IngestRe
     for path in [EVALUATION_GZ, *sorted(SOTA_DIR.glob("*.json"))]:
         for row in rows_of(load_json(path)):
             url = (row.get("paper_url") or "").strip()
-            if url and not (row.get("paper_title") or "").strip() and "arxiv.org" not in url and (
-                "paperswithcode.com" not in url
+            if (
+                url
+                and not (row.get("paper_title") or "").strip()
+                and "arxiv.org" not in url
+                and ("paperswithcode.com" not in url)
             ):
                 rows += 1
                 if path != EVALUATION_GZ:
@@ -389,9 +394,7 @@ def test_unnamed_root_task_is_reported_as_an_entry(
     [entry] = report.entries_not_mapped
     assert "item 845" in entry and "Video Reconstruction" in entry
     assert "Grasp Contact Prediction" in entry and "Miscellaneous" in entry
-    areas = select(
-        store, f"SELECT ?a WHERE {{ <{BASE}task/grasp-contact-prediction> kg:area ?a }}"
-    )
+    areas = select(store, f"SELECT ?a WHERE {{ <{BASE}task/grasp-contact-prediction> kg:area ?a }}")
     assert {r["a"] for r in areas} == {f"{BASE}area/miscellaneous", f"{BASE}area/computer-vision"}
 
 
@@ -460,7 +463,9 @@ def test_record_licences_are_two_properties(seed_store: GraphStore) -> None:
             "republisher": "https://creativecommons.org/licenses/by-sa/4.0/",
         }
     ]
-    authors = select(seed_store, "SELECT ?a WHERE { ?a a kg:Author FILTER NOT EXISTS { ?a rdfs:label ?l } }")
+    authors = select(
+        seed_store, "SELECT ?a WHERE { ?a a kg:Author FILTER NOT EXISTS { ?a rdfs:label ?l } }"
+    )
     assert authors == []
 
 
