@@ -38,7 +38,8 @@ WHERE { ?s ?p ?o }
 _ENTITIES = f"SELECT (COUNT(DISTINCT ?s) AS ?n) WHERE {{ ?s <{RDF_NS}type> ?class }}"
 _EXAMPLES = f"SELECT DISTINCT ?s WHERE {{ ?s <{RDF_NS}type> <{KG_NS}Paper> }} ORDER BY ?s LIMIT 3"
 #: Every licence the data is under: records' and dumps' own, and the archives' of records.
-_LICENSES = f"SELECT DISTINCT ?l WHERE {{ ?r <{DCTERMS_NS}license>|<{KG_NS}archiveLicence> ?l }} ORDER BY ?l"
+_LICENCE_PATH = f"<{DCTERMS_NS}license>|<{KG_NS}archiveLicence>"
+_LICENSES = f"SELECT DISTINCT ?l WHERE {{ ?r {_LICENCE_PATH} ?l }} ORDER BY ?l"
 _MODIFIED = f"SELECT (MAX(?t) AS ?m) WHERE {{ ?r <{KG_NS}ingestedAt> ?t }}"
 
 
