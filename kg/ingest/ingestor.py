@@ -122,7 +122,9 @@ def _option_iri(value: str | None, name: str) -> str | None:
     try:
         return web_iri(value, name)
     except RecordError as exc:
-        raise UsageError(f"--{name} {value!r} is not an absolute IRI ({exc})") from None
+        raise UsageError(
+            f"{{parameter}} {value!r} is not an absolute IRI ({exc.message})", parameter=name
+        ) from None
 
 
 @dataclass
