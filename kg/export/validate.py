@@ -279,26 +279,19 @@ def _property_checks(
             "Value is not one of " + ", ".join(_term(m) for m in members),
             f"!({allowed})",
         )
-    for key, op, component in (
-        ("minInclusive", ">=", "MinInclusiveConstraintComponent"),
-        ("maxInclusive", "<=", "MaxInclusiveConstraintComponent"),
+    # value-range and length bounds: (key, component, message, violation test)
+    for key, component, default, test in (
+        ("minInclusive", "MinInclusive", "Value is not >= {b}", "!COALESCE(?v >= {b}, false)"),
+        ("maxInclusive", "MaxInclusive", "Value is not <= {b}", "!COALESCE(?v <= {b}, false)"),
+        ("minLength", "MinLength", "Value is shorter than {b}", "!(STRLEN(STR(?v)) >= {b})"),
+        ("maxLength", "MaxLength", "Value is longer than {b}", "!(STRLEN(STR(?v)) <= {b})"),
     ):
         for bound in keys.get(key, []):
-            yield each_value(
-                component,
-                f"Value is not {op} {bound}",
-                f"!COALESCE(?v {op} {_term(bound)}, false)",
-            )
-    for key, op, component in (
-        ("minLength", ">=", "MinLengthConstraintComponent"),
-        ("maxLength", "<=", "MaxLengthConstraintComponent"),
-    ):
-        for bound in keys.get(key, []):
-            yield each_value(
-                component,
-                f"Value has a length not {op} {int(bound)}",
-                f"isBlank(?v) || !(STRLEN(STR(?v)) {op} {int(bound)})",
-            )
+            b = str(int(bound)) if "Length" in key else _term(bound)
+            violates = test.format(b=b)
+            if "Length" in key:
+                violates = f"isBlank(?v) || {violates}"
+            yield each_value(f"{component}ConstraintComponent", default.format(b=bound), violates)
     for pattern in keys.get("pattern", []):
         yield each_value(
             "PatternConstraintComponent",

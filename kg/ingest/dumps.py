@@ -793,8 +793,8 @@ def dump_units(kind: str) -> Callable[[Context], Iterable[Mapped]]:
             triples.append(f"{n} {STD.license} {iri(licence_iri(licence))}")
         else:
             not_mapped.append(
-                f"licence of {ctx.source_file} (unknown for a {kind} file not named as Papers "
-                "with Code's: give kg ingest --licence IRI --attribution URL)"
+                f"licence of {ctx.source_file} (unknown: not a dump file Papers with Code "
+                "published; give kg ingest --licence IRI --attribution URL)"
             )
         if attribution:
             triples.append(f"{n} {KG.attribution} {iri(attribution)}")
