@@ -133,7 +133,8 @@ def test_provenance_keeps_source_licence_attribution_and_read_at(seed_records: l
     assert row["g"] == BASE + "graph/record/paper/attention-module-is-not-only-a-weight"
     assert row["archive"] == "pwc-archive (Hugging Face), CC BY-SA 4.0"
     assert row["snapshot"] == "2025-07-28"
-    assert row["licence"] == "https://creativecommons.org/licenses/by-sa/4.0/legalcode"
+    # about.licence_url, one IRI per licence (the record says …/4.0/legalcode)
+    assert row["licence"] == "https://creativecommons.org/licenses/by-sa/4.0/"
     assert row["attribution"] == "https://codewithpapers.app/attribution"
     assert row["site"] == "https://codewithpapers.app"
     assert row["readAt"] == "2026-09-25T09:33:49Z"  # Oxigraph canonicalises +00:00

@@ -61,6 +61,17 @@ def ingest(
             help="Snapshot date (YYYY-MM-DD) of the dumps read; default: their gzip header date."
         ),
     ] = None,
+    licence: Annotated[
+        str | None,
+        typer.Option(
+            help="Licence IRI of the dumps read (default: CC BY-SA 4.0 for Papers with Code's "
+            "own dump files, none for others)."
+        ),
+    ] = None,
+    attribution: Annotated[
+        str | None,
+        typer.Option(help="Attribution page (URL) of the dumps read, kept with the licence."),
+    ] = None,
     batch_size: Annotated[
         int,
         typer.Option(
@@ -132,6 +143,8 @@ def ingest(
             kind=kind,
             snapshot=snapshot,
             max_items=max_items,
+            licence=licence,
+            attribution=attribution,
             on_error=on_error,
             on_progress=on_progress,
             on_batch=None if upkeep is None else upkeep.observe,
@@ -173,6 +186,16 @@ def print_summary(report: IngestReport, store_quads: int) -> None:
         out.print(
             f"ignored {sum(report.unknown_keys.values()):,} unknown keys ({top})", highlight=False
         )
+    for entry in report.entries_not_mapped:
+        out.print(f"entry not mapped: {escape(entry)}", highlight=False)
+    if report.not_mapped:
+        out.print(
+            f"not mapped: {sum(report.not_mapped.values()):,} values "
+            "(where, why, how many; --json lists all):",
+            highlight=False,
+        )
+        for key, n in report.not_mapped.most_common(10):
+            out.print(f"  {escape(key)} ×{n:,}", highlight=False)
 
 
 @command(rich_help_panel="Inspect")

@@ -21,7 +21,7 @@ from kg.rdf.vocab import DCTERMS_NS, KG_NS, PREFIXES, RDF_NS, VOID_NS, XSD, expa
 
 VOID_PREFIXES = {**PREFIXES, "void": VOID_NS}
 #: The Papers-with-Code archive's licence, used when the records name none.
-DEFAULT_LICENSE = "https://creativecommons.org/licenses/by-sa/4.0/legalcode"
+DEFAULT_LICENSE = "https://creativecommons.org/licenses/by-sa/4.0/"  # one IRI per licence
 TITLE = "kg: a knowledge graph of machine-learning research"
 DESCRIPTION = (
     "Papers, authors, tasks, methods, datasets, code repositories and harvested code samples "
@@ -37,7 +37,9 @@ WHERE { ?s ?p ?o }
 """
 _ENTITIES = f"SELECT (COUNT(DISTINCT ?s) AS ?n) WHERE {{ ?s <{RDF_NS}type> ?class }}"
 _EXAMPLES = f"SELECT DISTINCT ?s WHERE {{ ?s <{RDF_NS}type> <{KG_NS}Paper> }} ORDER BY ?s LIMIT 3"
-_LICENSES = f"SELECT DISTINCT ?l WHERE {{ ?r <{DCTERMS_NS}license> ?l }} ORDER BY ?l"
+#: Every licence the data is under: records' and dumps' own, and the archives' of records.
+_LICENCE_PATH = f"<{DCTERMS_NS}license>|<{KG_NS}archiveLicence>"
+_LICENSES = f"SELECT DISTINCT ?l WHERE {{ ?r {_LICENCE_PATH} ?l }} ORDER BY ?l"
 _MODIFIED = f"SELECT (MAX(?t) AS ?m) WHERE {{ ?r <{KG_NS}ingestedAt> ?t }}"
 
 

@@ -23,6 +23,8 @@ from kg.ingest.identity import (
     AREA_ABBREVIATIONS,
     RepoRef,
     arxiv_id,
+    clean_name,
+    licence_iri,
     pwc_slug,
     repository,
     slug_from_url,
@@ -51,7 +53,15 @@ DATASETS = "datasets"
 EVALUATION = "evaluation-tables"
 
 ARCHIVE = "Papers with Code"
-LICENCE = "https://creativecommons.org/licenses/by-sa/4.0/"
+#: What is known of the dumps Papers with Code itself published (by dump name): all its data
+#: is CC BY-SA 4.0 ("All data is licenced under CC-BY-SA", paperswithcode-data's README).
+#: Files of the same format from elsewhere (the sota-extractor leaderboards: another
+#: repository, scraped from external leaderboards) get no licence unless the user names one.
+PWC_DUMPS = {PAPERS, LINKS, METHODS, DATASETS, EVALUATION}
+PWC_LICENCE = "https://creativecommons.org/licenses/by-sa/4.0/"
+PWC_ATTRIBUTION = "https://github.com/paperswithcode/paperswithcode-data"
+#: Values that stand for "unknown" in a dump, by field: not stated as facts (docs/dumps.md).
+PLACEHOLDER_YEAR = 2000  # methods.json gives it for 1,866 of its 1,924 methods
 _INDEX = re.compile(r"\[\d+\]")
 _TRAILING_DATE = re.compile(r"[-_.](?:19|20)\d{2}(?:[-_.]?\d{2}){0,2}$")
 
@@ -99,10 +109,18 @@ class DumpMapper(RecordMapper):
         super().__init__(data, ctx)
         self.hash = content_hash(data)  # a lone surrogate is rejected here, not at write
         self.dump = ctx.iris.dump(dump_name(ctx.source_file), ctx.snapshot)
-        self.skipped: list[str] = []  # values left out, reported like unknown keys
+        self.not_mapped: list[str] = []  # values left out, each named with its reason
+        self.entries_not_mapped: list[str] = []  # whole entries left out, with what landed
 
     def skip(self, where: str, why: str) -> None:
-        self.skipped.append(f"{_INDEX.sub('[]', where)} ({why})")
+        """Report a value (or a whole entry) that does not land, and why."""
+        self.not_mapped.append(f"{_INDEX.sub('[]', where)} ({why})")
+
+    def skip_entry(self, where: str, why: str) -> None:
+        """Report a whole entry (a task with no name) that does not land as such; the ingest
+        summary names it by file and item, not as a count."""
+        self.entries_not_mapped.append(f"{where} ({why})")
+        self.skip(where, why.split(";")[0])
 
     def soft_url(self, value: str | None, where: str) -> str | None:
         """A secondary URL as a safe IRI; one that is not a URL is left out and reported
@@ -128,7 +146,9 @@ class DumpMapper(RecordMapper):
             content_hash=self.hash,
             triples=list(dict.fromkeys(self.t)),
             shared=list(dict.fromkeys(self.s)),
-            unknown_keys=self.root.unknown_keys() + self.skipped,
+            unknown_keys=self.root.unknown_keys(),
+            not_mapped=self.not_mapped,
+            entries_not_mapped=self.entries_not_mapped,
         )
 
     def paper_key(
@@ -157,6 +177,7 @@ class DumpMapper(RecordMapper):
             self.add(p, STD.seeAlso, iri(f"https://arxiv.org/abs/{safe_iri(arxiv)}"))
         if title:
             self.add(p, STD.title, literal(title))
+            self.add(p, STD.label, literal(title))
         if date:
             self.add(p, STD.issued, typed(date, XSD.date))
 
@@ -184,7 +205,7 @@ class DumpMapper(RecordMapper):
         self.add(p, KG.hasRepository, repo)
         self.add(node, STD.type, KG.CodeLink)
         self.add(node, KG.repository, repo)
-        self.add(node, KG.linkedUrl, iri(_checked_url(url) or ref.url))
+        self.add(node, KG.linkedUrl, iri(ref.link_url))
         if ref.path:
             self.add(node, KG.repositoryPath, literal(ref.path))
         return node
@@ -229,7 +250,11 @@ class DumpMapper(RecordMapper):
         """The fields methods.json and the papers dump's method objects share."""
         self.text(obj, "full_name", m, KG.fullName)
         self.text(obj, "description", m, STD.description)
-        self.number(obj, "introduced_year", m, KG.introducedYear)
+        if obj.integer("introduced_year") == PLACEHOLDER_YEAR:
+            why = f"{PLACEHOLDER_YEAR}: the placeholder for unknown"
+            self.skip(obj.where("introduced_year"), why)
+        else:
+            self.number(obj, "introduced_year", m, KG.introducedYear)
         self.soft_link(obj, "source_url", m, KG.sourceUrl)
         self.text(obj, "source_title", m, KG.sourceTitle)
         self.soft_link(obj, "code_snippet_url", m, KG.codeSnippet)
@@ -382,7 +407,7 @@ class PaperMapper(DumpMapper):
         self.paper_iri = self.ctx.paper(slug=slug, arxiv=arxiv, title=title, year=year)
         p = iri(self.paper_iri)
         self.paper_node(p, slug=slug, arxiv=arxiv)
-        self.text(root, "title", p, STD.title)
+        self.title(root, "title", p)
         self.text(root, "abstract", p, STD.abstract)
         self.date(root, "date", p, STD.issued)
         self.link(root, "url_abs", p, KG.abstractPage)
@@ -509,19 +534,19 @@ class EvaluationMapper(DumpMapper):
         graph = self.iris.dump_graph("evaluation", f"{dump}/-unnamed-{digest}")
         return self.entry(graph, min(children) if children else graph)
 
-    def map_task(self, obj: Obj, parent: str | None) -> list[str]:
-        """Map a task and its trees; an unnamed task maps only its subtasks (their IRIs)."""
-        name = obj.text("task")
+    def map_task(self, obj: Obj, parent: str | None, inherited: tuple[str, ...] = ()) -> list[str]:
+        """Map a task and its trees; an unnamed task maps only its subtasks (their IRIs).
+
+        `inherited` are the categories of an unnamed parent: they land on its subtasks."""
+        raw_name = obj.text("task")
+        name = clean_name(raw_name) if raw_name else None
         if not name:
-            self.skip(obj.where("task"), "empty: its subtasks are mapped without it")
-            if obj.array("datasets"):
-                self.skip(obj.where("datasets"), "under a task with no name")
-            return [iri_ for sub in obj.objects("subtasks") for iri_ in self.map_task(sub, parent)]
-        t = self.entity(self.iris.task(pwc_slug(name) or name.strip()), KG.Task, STD.label, name)
+            return self.map_unnamed_task(obj, parent, inherited)
+        t = self.entity(self.iris.task(pwc_slug(name) or name), KG.Task, STD.label, name)
         if parent is not None:
             self.add(t, KG.subtaskOf, parent)
         self.text(obj, "description", t, STD.description)
-        for category in obj.texts("categories"):
+        for category in (*inherited, *obj.texts("categories")):
             area = self.area(category)
             if area:
                 self.add(t, KG.area, area)
@@ -541,14 +566,37 @@ class EvaluationMapper(DumpMapper):
             self.map_task(subtask, t)
         return [t[1:-1]]
 
+    def map_unnamed_task(
+        self, obj: Obj, parent: str | None, inherited: tuple[str, ...]
+    ) -> list[str]:
+        """A task with an empty name is no task kg can identify: it is reported as one entry
+        not mapped, with what of it did land (its subtasks' trees; its categories, on them)."""
+        categories = (*inherited, *obj.texts("categories"))
+        subtasks = list(obj.objects("subtasks"))
+        names = [clean_name(sub.text("task") or "") or "(unnamed)" for sub in subtasks]
+        landed = f"its {len(names)} subtask(s) {', '.join(names)} landed with their trees"
+        if categories and subtasks:
+            landed += f", its categories {', '.join(categories)} on them"
+        self.skip_entry(obj.where("task"), f"empty: not a task; {landed}")
+        for key in ("description", "synonyms", "source_link"):
+            value = obj.raw(key)
+            if value not in (None, "", [], {}):
+                self.skip(obj.where(key), "of a task with no name")
+        if obj.array("datasets"):
+            self.skip(obj.where("datasets"), "of a task with no name: a leaderboard needs a task")
+        if categories and not subtasks:
+            self.skip(obj.where("categories"), "of a task with no name and no subtasks")
+        return [iri_ for sub in subtasks for iri_ in self.map_task(sub, parent, tuple(categories))]
+
     def map_dataset(
         self, obj: Obj, t: str, task_name: str, parent: tuple[str, str, str] | None
     ) -> None:
         """`parent` is (IRI, slug, name) of the dataset whose `subdatasets[]` list this one."""
-        name = obj.text("dataset") or obj.text("subdataset")
-        if not name:
+        raw_name = obj.text("dataset") or obj.text("subdataset")
+        if not raw_name:
             raise RecordError("needs 'dataset' (or 'subdataset')", field=obj.where("dataset"))
-        slug = pwc_slug(name) or name.strip()
+        name = clean_name(raw_name)
+        slug = pwc_slug(name) or name
         if parent is None:
             node, full_name = self.iris.dataset(slug), name
         else:
@@ -572,8 +620,9 @@ class EvaluationMapper(DumpMapper):
             self.add(b, STD.type, KG.Leaderboard)
             self.add(b, KG.onTask, t)
             self.add(b, KG.onDataset, d)
+            self.add(b, STD.label, literal(f"{task_name} on {full_name}"))
             for metric in sota.texts("metrics"):
-                self.add(b, KG.leaderboardMetric, literal(metric))
+                self.add(b, KG.leaderboardMetric, literal(clean_name(metric)))
             for row in sota.objects("rows"):
                 self.map_row(row, t, d, board, task_name, full_name)
         for sub in obj.objects("subdatasets"):
@@ -582,57 +631,72 @@ class EvaluationMapper(DumpMapper):
     def map_row(
         self, row: Obj, t: str, d: str, board: str, task_name: str, dataset_name: str
     ) -> None:
-        model = row.text("model_name")
+        raw_model = row.text("model_name")
+        model = clean_name(raw_model) if raw_model else None
         title, url = row.text("paper_title"), row.text("paper_url")
         raw_date = row.text("paper_date")
         date = iso_date(raw_date) if raw_date else None  # a bad date is not an identity
+        if raw_date and date is None:
+            self.skip(row.where("paper_date"), "not a date")
         arxiv = arxiv_id(url) if url else None
         slug = slug_from_url(url, "paper") if url and "paperswithcode.com" in url else None
         paper_iri: str | None = None
+        # A page that is neither an arXiv nor a PwC paper page, with no title, identifies no
+        # paper kg could merge with another source's: the results keep it as kg:paperUrl.
+        page = self.soft_url(url, row.where("paper_url")) if url and not (arxiv or slug) else None
         if slug or arxiv or title:
             paper_iri = self.ctx.paper(slug=slug, arxiv=arxiv, title=title, year=_year(date))
             p = iri(paper_iri)
             self.paper_node(p, slug=slug, arxiv=arxiv, title=title, date=date)
-            page = self.soft_url(url, row.where("paper_url")) if not (arxiv or slug) else None
             if page:
                 self.add(p, STD.seeAlso, iri(page))
+        elif date:
+            self.skip(row.where("paper_date"), "the row names no paper to date")
         results = []
         metrics = row.obj("metrics")
         for metric, value in metrics.items() if metrics is not None else ():
-            if value is None:
-                continue  # no value reported for this metric
             assert metrics is not None
+            if value is None:
+                self.skip(f"{metrics.where('')}*", "null: no value reported")
+                continue
             raw = self.metric_text(metrics, metric, value)
-            local = result_id(task_name, dataset_name, metric, model, raw)
+            metric_name = clean_name(metric)
+            local = result_id(task_name, dataset_name, metric_name, model, raw)
             node = iri(f"{paper_iri or board}/result/{local}")
             results.append(node)
             if paper_iri is not None:
                 self.add(iri(paper_iri), KG.hasResult, node)
+            elif page:
+                self.add(node, KG.paperUrl, iri(page))
             self.add(node, STD.type, KG.EvaluationResult)
             self.add(node, KG.onTask, t)
             self.add(node, KG.onDataset, d)
             self.add(node, KG.inLeaderboard, iri(board))
             if model:
                 self.add(node, KG.modelName, literal(model))
-            self.add_metric(node, metric, raw)
+            self.add_metric(node, metric_name, raw)
             self.flag(row, "uses_additional_data", node, KG.usesAdditionalData)
             self.titled_links(row, "model_links", node)
         for link in row.objects("code_links"):
             link_url, title = link.text("url"), link.text("title")
             where = link.where("url")
-            if not link_url or self.soft_repo(link_url, where) is None:
-                continue
-            if (paper_iri, link_url) in self.linked:
-                continue  # the same paper's code again, in another row of this tree
-            self.linked.add((paper_iri, link_url))
-            if paper_iri is not None:
-                node = self.code_link(iri(paper_iri), paper_iri, link_url, where)
+            if not link_url:
                 if title:
-                    self.add(node, STD.label, literal(title))
-            else:
-                repo = self.repo(self.repo_ref(link_url, where))
+                    self.skip(link.where("title"), "a code link with no URL")
+                continue
+            ref = self.soft_repo(link_url, where)
+            if ref is None:
+                continue
+            if paper_iri is None:
+                repo = self.repo(ref)
                 for result in results:
                     self.add(result, KG.repository, repo)
+                if title:
+                    self.skip(link.where("title"), "the row names no paper to hold a code link")
+                continue
+            node = self.code_link(iri(paper_iri), paper_iri, link_url, where)
+            if title:
+                self.add(node, STD.label, literal(title))
         row.raw("model_links")  # read with the results (a row may have none)
         row.raw("uses_additional_data")
 
@@ -708,7 +772,8 @@ def dump_units(kind: str) -> Callable[[Context], Iterable[Mapped]]:
         graph = ctx.iris.dump_graph("dump", dump.removeprefix(f"{ctx.iris.base}dump/"))
         # The file name and ingest time are not hashed: the same dump read again, under
         # any name, is unchanged.
-        unit_hash = content_hash({"kind": kind, "name": name, "snapshot": ctx.snapshot})
+        said = {"licence": ctx.licence, "attribution": ctx.attribution}  # a new --licence updates
+        unit_hash = content_hash({"kind": kind, "name": name, "snapshot": ctx.snapshot, **said})
         n = iri(dump)
         triples = [
             *entry_provenance(graph, dump, dump, unit_hash),
@@ -717,14 +782,27 @@ def dump_units(kind: str) -> Callable[[Context], Iterable[Mapped]]:
             f"{n} {KG.dumpKind} {literal(kind)}",
             f"{n} {KG.dumpName} {literal(name)}",
             f"{n} {KG.sourceFile} {literal(ctx.source_file)}",
-            f"{n} {KG.sourceArchive} {literal(ARCHIVE)}",
-            f"{n} {STD.license} {iri(LICENCE)}",
         ]
+        not_mapped = []
+        licence, attribution = ctx.licence, ctx.attribution
+        if name in PWC_DUMPS:  # the file Papers with Code published under this name
+            triples.append(f"{n} {KG.sourceArchive} {literal(ARCHIVE)}")
+            licence = licence or PWC_LICENCE
+            attribution = attribution or PWC_ATTRIBUTION
+        if licence:
+            triples.append(f"{n} {STD.license} {iri(licence_iri(licence))}")
+        else:
+            not_mapped.append(
+                f"licence of {ctx.source_file} (unknown: not a dump file Papers with Code "
+                "published; give kg ingest --licence IRI --attribution URL)"
+            )
+        if attribution:
+            triples.append(f"{n} {KG.attribution} {iri(attribution)}")
         if ctx.snapshot:
             triples.append(f"{n} {KG.snapshot} {typed(ctx.snapshot, XSD.date)}")
         if ctx.ingested_at:
             triples.append(f"{n} {KG.ingestedAt} {typed(ctx.ingested_at, XSD.dateTime)}")
-        return [Mapped(graph, dump, unit_hash, triples)]
+        return [Mapped(graph, dump, unit_hash, triples, not_mapped=not_mapped)]
 
     return units
 

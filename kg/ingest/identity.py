@@ -30,15 +30,34 @@ _ARXIV_URL = re.compile(r"arxiv\.org/(?:abs|pdf)/([^?#]+?)(?:\.pdf)?/?(?:[?#].*)
 
 
 def pwc_slug(name: str) -> str:
-    """PwC's slug rule: lowercase, runs of non-alphanumerics become '-'.
+    """PwC's slug rule: lowercase, and every run of characters that are not ASCII letters or
+    digits becomes one '-' (none at either end).
+
+    Accents are folded first (NFKD, combining marks dropped: "Pokémon" is `pokemon`), as
+    PwC's own slugs are ASCII and keep the letter rather than split the word; any other
+    character, ASCII or not ("’", "–", "×", "ß"), is a separator like a space.
 
     >>> pwc_slug("Multi-Head Attention")
     'multi-head-attention'
     >>> pwc_slug("  BERT (large) ")
     'bert-large'
+    >>> pwc_slug("THUMOS’14"), pwc_slug("THUMOS'14")
+    ('thumos-14', 'thumos-14')
+    >>> pwc_slug("Drug–drug interaction extraction"), pwc_slug("Dayton (256×256)")
+    ('drug-drug-interaction-extraction', 'dayton-256-256')
     """
-    folded = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode().lower()
+    decomposed = unicodedata.normalize("NFKD", name.lower())
+    folded = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
     return _NON_ALNUM.sub("-", folded).strip("-")
+
+
+def clean_name(name: str) -> str:
+    """A name as an identity sees it: trimmed, inner whitespace runs made one space.
+
+    >>> clean_name(" FB15k"), clean_name("Speed  (FPS)")
+    ('FB15k', 'Speed (FPS)')
+    """
+    return " ".join(name.split())
 
 
 #: Abbreviations other sources use for Papers with Code's research areas (the sota-extractor
@@ -111,6 +130,29 @@ def arxiv_id(value: str) -> str | None:
     return None
 
 
+_CC_LICENCE = re.compile(
+    r"^https?://(?:www\.)?creativecommons\.org/(?P<path>(?:licenses|publicdomain)/[a-z0-9.+-]+"
+    r"/[0-9.]+(?:/[a-z]{2})?)(?:/(?:legalcode(?:\.[a-z-]+)?|deed\.[a-z-]+)?)?/?(?:[?#].*)?$",
+    re.IGNORECASE,
+)
+
+
+def licence_iri(url: str) -> str:
+    """One IRI per licence: a Creative Commons licence by its canonical deed IRI (https,
+    trailing slash), whichever of its pages (`legalcode`, `deed.en`) the source links to.
+
+    >>> licence_iri("https://creativecommons.org/licenses/by-sa/4.0/legalcode")
+    'https://creativecommons.org/licenses/by-sa/4.0/'
+    >>> licence_iri("http://creativecommons.org/licenses/by-sa/4.0")
+    'https://creativecommons.org/licenses/by-sa/4.0/'
+    >>> licence_iri("https://www.apache.org/licenses/LICENSE-2.0")
+    'https://www.apache.org/licenses/LICENSE-2.0'
+    """
+    text = url.strip()
+    m = _CC_LICENCE.match(text)
+    return f"https://creativecommons.org/{m.group('path').lower()}/" if m else text
+
+
 @dataclass(frozen=True)
 class RepoRef:
     """A normalised repository reference: `key` names the repository, `path` the link's part."""
@@ -119,6 +161,18 @@ class RepoRef:
     url: str  # e.g. "https://github.com/tensorflow/models"
     path: str | None  # e.g. "research/attention_ocr"
     ref: str | None  # branch or tag from /tree/<ref>/...
+    view: str = "tree"  # "tree", "blob" or "src": how the URL named the ref and path
+
+    @property
+    def link_url(self) -> str:
+        """The link's normalised URL: the repository's, plus `/<view>/<ref>/<path>` when the
+        link names a path. Spellings that differ only in case, `.git`, trailing slashes or a
+        bare `/tree/<branch>` are one link with one URL (docs/identity.md)."""
+        if not self.path:
+            return self.url
+        if self.ref:
+            return safe_iri(f"{self.url}/{self.view}/{self.ref}/{self.path}")
+        return safe_iri(f"{self.url}/{self.path}")
 
 
 def repository(url: str) -> RepoRef | None:
@@ -129,6 +183,10 @@ def repository(url: str) -> RepoRef | None:
     ('github.com/tensorflow/models', 'research/attention_ocr', 'master')
     >>> repository("https://GitHub.com/Foo/Bar.git/").key
     'github.com/foo/bar'
+    >>> repository("https://github.com/MIT-HAN-LAB/ProxylessNAS/tree/master").link_url
+    'https://github.com/mit-han-lab/proxylessnas'
+    >>> r.link_url
+    'https://github.com/tensorflow/models/tree/master/research/attention_ocr'
     >>> repository("not a url") is None
     True
     """
@@ -156,13 +214,14 @@ def repository(url: str) -> RepoRef | None:
     else:
         repo_segs, rest = [segs[0].lower().removesuffix(".git")], []
     ref = path = None
-    if len(rest) >= 2 and rest[0] in ("tree", "blob", "src"):
-        ref = rest[1]
+    view = "tree"
+    if len(rest) >= 2 and rest[0].lower() in ("tree", "blob", "src"):
+        view, ref = rest[0].lower(), rest[1]
         path = "/".join(rest[2:]) or None
     elif rest:
         path = "/".join(rest)
     key = "/".join([host, *repo_segs])
-    return RepoRef(key=key, url=safe_iri(f"https://{key}"), path=path, ref=ref)
+    return RepoRef(key=key, url=safe_iri(f"https://{key}"), path=path, ref=ref, view=view)
 
 
 class Iris:

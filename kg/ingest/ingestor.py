@@ -25,7 +25,7 @@ from kg.errors import KgError, RecordError, StoreError, UsageError
 from kg.ingest.aliases import PaperAliases
 from kg.ingest.dumps import DUMP_KINDS
 from kg.ingest.identity import Iris
-from kg.ingest.mapping import Context, Kind, Mapped, map_record
+from kg.ingest.mapping import Context, Kind, Mapped, map_record, web_iri
 from kg.ingest.reader import Item, expand, gzip_date, read_items
 from kg.ingest.values import iso_date
 from kg.rdf.store import GraphStore
@@ -66,6 +66,9 @@ class IngestReport:
     files: int = 0
     kinds: Counter[str] = field(default_factory=Counter)
     unknown_keys: Counter[str] = field(default_factory=Counter)
+    # input values that did not land, by "where (why)"; whole entries by file and item
+    not_mapped: Counter[str] = field(default_factory=Counter)
+    entries_not_mapped: list[str] = field(default_factory=list)
     errors: list[RecordError] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
@@ -82,6 +85,8 @@ class IngestReport:
             "papers_merged": self.renamed,
             "kinds": dict(self.kinds),
             "unknown_keys": dict(self.unknown_keys),
+            "not_mapped": dict(self.not_mapped),
+            "entries_not_mapped": list(self.entries_not_mapped),
         }
 
 
@@ -111,6 +116,18 @@ class WrittenBatch:
     renamed: dict[str, str]
 
 
+def _option_iri(value: str | None, name: str) -> str | None:
+    """A licence or attribution IRI the user gave, checked (the error names the option)."""
+    if value is None:
+        return None
+    try:
+        return web_iri(value, name)
+    except RecordError as exc:
+        raise UsageError(
+            f"{{parameter}} {value!r} is not an absolute IRI ({exc.message})", parameter=name
+        ) from None
+
+
 @dataclass
 class _Unit:
     mapped: Mapped
@@ -132,6 +149,8 @@ class Ingestor:
         kind: str | None = None,
         snapshot: str | None = None,
         max_items: int = MAX_ARRAY_ITEMS,
+        licence: str | None = None,
+        attribution: str | None = None,
         on_error: Callable[[RecordError], None] | None = None,
         on_progress: Callable[[IngestReport], None] | None = None,
         on_batch: Callable[[WrittenBatch], None] | None = None,
@@ -148,6 +167,8 @@ class Ingestor:
             )
         self.snapshot = snapshot
         self.max_items = max_items
+        self.licence = _option_iri(licence, "licence")
+        self.attribution = _option_iri(attribution, "attribution")
         self.store = store
         self.iris = iris
         self.batch_size = batch_size
@@ -199,6 +220,8 @@ class Ingestor:
                 papers=self.papers,
                 memo=self.memo,
                 max_items=self.max_items,
+                licence=self.licence,
+                attribution=self.attribution,
             )
             if not file_done:
                 file_done = True
@@ -417,6 +440,10 @@ class Ingestor:
                 continue
             if unit.mapped.unknown_keys:
                 self.report.unknown_keys.update(unit.mapped.unknown_keys)
+            if unit.mapped.not_mapped:
+                self.report.not_mapped.update(unit.mapped.not_mapped)
+            for entry in unit.mapped.entries_not_mapped:
+                self.report.entries_not_mapped.append(f"{unit.source}:{unit.locator}: {entry}")
             if not self._dedupe(unit):
                 continue
             batch.append(unit)

@@ -22,7 +22,15 @@ from typing import Any, Protocol
 from kg.config import MAX_ARRAY_ITEMS, MAX_FIELD_CHARS
 from kg.errors import RecordError
 from kg.ingest.fields import Obj, invalid_unicode_path
-from kg.ingest.identity import Iris, RepoRef, arxiv_id, pwc_slug, repository, slug_from_url
+from kg.ingest.identity import (
+    Iris,
+    RepoRef,
+    arxiv_id,
+    licence_iri,
+    pwc_slug,
+    repository,
+    slug_from_url,
+)
 from kg.ingest.values import iso_date, iso_datetime, metric_value, proceeding
 from kg.rdf.store import iri_error
 from kg.rdf.terms import boolean, integer, is_absolute_iri, literal, safe_iri, segment, typed
@@ -59,6 +67,9 @@ class Mapped:
     triples: list[Triple] = field(default_factory=list)  # in `graph`
     shared: list[Triple] = field(default_factory=list)  # in the entities graph
     unknown_keys: list[str] = field(default_factory=list)
+    # input values (or whole entries) that did not land, each as "where (why)"
+    not_mapped: list[str] = field(default_factory=list)
+    entries_not_mapped: list[str] = field(default_factory=list)  # whole entries, with why
 
     def nquads(self, entities_graph: str) -> str:
         g = f" <{self.graph}> .\n"
@@ -85,6 +96,8 @@ class Context:
     max_items: int = MAX_ARRAY_ITEMS  # items per array (authors, links, samples, results…)
     snapshot: str | None = None  # the input's snapshot date (YYYY-MM-DD), for dump provenance
     papers: PaperResolver | None = None  # the run's alias index; None: the plain identity rule
+    licence: str | None = None  # the dumps' licence IRI, as the user gave it (--licence)
+    attribution: str | None = None  # the dumps' attribution page (--attribution)
     memo: dict[str, Any] = field(default_factory=dict)  # per-run scratch space of the mappers
 
     def paper(
@@ -220,6 +233,18 @@ class RecordMapper:
         self.add(s, p, iri(target))
         return target
 
+    def licence(self, obj: Obj, key: str, s: str, p: str) -> None:
+        """A licence document's URL as its one IRI (identity.licence_iri)."""
+        value = obj.text(key)
+        if value is not None:
+            self.add(s, p, iri(web_iri(licence_iri(value), obj.where(key))))
+
+    def title(self, obj: Obj, key: str, p: str) -> None:
+        """A paper's title: dcterms:title, and rdfs:label so that generic clients show it."""
+        value = self.text(obj, key, p, STD.title)
+        if value is not None:
+            self.add(p, STD.label, literal(value))
+
     def json_literal(self, obj: Obj, key: str, s: str, p: str) -> None:
         value = obj.raw(key)
         if value is None:
@@ -251,11 +276,14 @@ class RecordMapper:
         self.add(s, p, typed(parsed, XSD.dateTime))
 
     def entity(self, node: str, cls: str, label_p: str, label: str | None) -> str:
-        """Declare a shared entity (type and label) in the entities graph."""
+        """Declare a shared entity (type and label) in the entities graph; a label given by
+        a specific property (foaf:name, skos:prefLabel) is also its rdfs:label."""
         n = iri(node)
         self.share(n, STD.type, cls)
         if label:
             self.share(n, label_p, literal(label))
+            if label_p != STD.label:
+                self.share(n, STD.label, literal(label))
         return n
 
     def slugged(self, obj: Obj, slug_key: str, name_key: str, kind: str) -> tuple[str, str | None]:
@@ -306,7 +334,7 @@ class RecordMapper:
         if slug:
             self.add(p, KG.pwcSlug, literal(slug))
             self.add(p, STD.seeAlso, iri(f"https://paperswithcode.com/paper/{segment(slug)}"))
-        self.text(root, "title", p, STD.title)
+        self.title(root, "title", p)
         self.text(root, "abstract", p, STD.abstract)
         self.date(root, "date", p, STD.issued)
         arxiv_raw = root.text("arxiv_id")
@@ -420,7 +448,7 @@ class RecordMapper:
             self.add(p, KG.hasRepository, repo)
             self.add(node, STD.type, KG.CodeLink)
             self.add(node, KG.repository, repo)
-            self.add(node, KG.linkedUrl, iri(web_iri(url, link.where("repo_url"))))
+            self.add(node, KG.linkedUrl, iri(ref.link_url))
             if ref.path:
                 self.add(node, KG.repositoryPath, literal(ref.path))
             self.flag(link, "is_official", node, KG.isOfficial)
@@ -478,6 +506,8 @@ class RecordMapper:
         if parsed.number is not None:
             self.add(node, KG.metricNumber, typed(parsed.number, XSD.decimal))
             self.add(node, KG.metricIsPercent, boolean(parsed.percent))
+        if parsed.spread is not None:
+            self.add(node, KG.metricSpread, typed(parsed.spread, XSD.decimal))
 
     def map_provenance(self, g: str, p: str) -> None:
         ctx = self.ctx
@@ -493,13 +523,13 @@ class RecordMapper:
         if source is not None:
             self.text(source, "archive", g, KG.sourceArchive)
             self.date(source, "snapshot", g, KG.snapshot)
-            self.link(source, "licence_url", g, STD.license)
+            self.licence(source, "licence_url", g, KG.archiveLicence)
             self.text(source, "row_kind", g, KG.rowKind)
         about = self.root.obj("about")
         if about is not None:
             self.link(about, "site", g, KG.republishedBy)
             self.text(about, "licence", g, KG.licenceName)
-            self.link(about, "licence_url", g, STD.license)
+            self.licence(about, "licence_url", g, STD.license)
             self.link(about, "attribution", g, KG.attribution)
             self.text(about, "modified", g, KG.modificationNote)
             self.text(about, "non_affiliation", g, KG.nonAffiliation)

@@ -154,6 +154,8 @@ class KG:
     metricValue = _kg("metricValue")
     metricNumber = _kg("metricNumber")
     metricIsPercent = _kg("metricIsPercent")
+    metricSpread = _kg("metricSpread")
+    paperUrl = _kg("paperUrl")
     modelName = _kg("modelName")
 
     # record (provenance)
@@ -162,6 +164,7 @@ class KG:
     snapshot = _kg("snapshot")
     rowKind = _kg("rowKind")
     attribution = _kg("attribution")
+    archiveLicence = _kg("archiveLicence")
     republishedBy = _kg("republishedBy")
     nonAffiliation = _kg("nonAffiliation")
     modificationNote = _kg("modificationNote")
