@@ -1,0 +1,327 @@
+"""Every named query, with every parameter set the tests know, on other SPARQL engines.
+
+The README's example store (`kg ingest examples/`) is exported as N-Quads (`kg export
+--format nquads`) and bulk-loaded into each engine with that engine's own loader, the
+recipe docs/scale-out.md gives: Virtuoso (ld_dir + rdf_loader_run), Jena TDB2
+(tdb2.tdbloader), the `oxigraph` server (`oxigraph load`); `kg serve` serves the store
+itself. Each query then runs through `kg query NAME --endpoint URL` and its answer is
+compared with the local one (`kg query NAME` on the store): row for row in order where the
+query has an ORDER BY, as a multiset where it has none; the parts of a GROUP_CONCAT cell in
+any order; numbers by value.
+
+The outcome of each engine × query is written as a Markdown table (docs/scale-out.md) to
+`engines-table.md` in pytest's temporary directory and, when KG_ENGINES_TABLE names a file,
+there too: `bench/engines.py` runs this module and copies the table into the docs.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kg.queries import NamedQuery, bind, load_queries, parse_assignments, run_local
+from kg.remote import parse_sparql_json
+from kg.results import GraphResult, QueryResult, SelectResult, Term
+from kg.sparql_scan import located_tokens, scan
+from kg.store import GraphStore
+from tests.conftest import ROOT, run
+from tests.engines_support import (
+    Engine,
+    Jena,
+    OxigraphServer,
+    Virtuoso,
+    jena_missing,
+    oxigraph_load,
+    virtuoso_missing,
+)
+from tests.query_data import BASE
+from tests.serve_support import ServeProcess
+from tests.test_queries import CASES
+
+pytestmark = pytest.mark.engines
+
+ENGINES = ("virtuoso", "jena", "oxigraph", "kg-serve")
+QUERIES = load_queries()
+XSD = "http://www.w3.org/2001/XMLSchema#"
+NUMERIC = {
+    XSD + t
+    for t in (
+        "integer decimal double float int long short byte nonNegativeInteger "
+        "positiveInteger negativeInteger nonPositiveInteger unsignedInt unsignedLong"
+    ).split()
+}
+
+#: Where an engine's answer is known to differ, and why: the test checks that it still
+#: differs in exactly that way (so a fix shows), and the table gives the reason.
+KNOWN: dict[tuple[str, str], tuple[str, str]] = {}
+
+#: engine × query -> (outcome, detail), filled as the tests run, written as the table.
+OUTCOMES: dict[tuple[str, str], tuple[str, str]] = {}
+TIMINGS: dict[str, dict[str, float]] = {}
+
+
+def parameter_sets(query: NamedQuery) -> list[dict[str, str]]:
+    """The header's example, every parameter's own example, and every case of
+    tests/test_queries.py, once each."""
+    words = shlex.split(query.example)
+    example = parse_assignments(
+        w for i, w in enumerate(words) if i and words[i - 1] in ("--param", "-p")
+    )
+    sets = [example, {p.name: p.example for p in query.params}]
+    sets += [dict(case.params) for case in CASES.get(query.name, [])]
+    unique: list[dict[str, str]] = []
+    for params in sets:
+        if params not in unique:
+            unique.append(params)
+    return unique
+
+
+def has_order_by(sparql: str) -> bool:
+    """Whether the outer query orders its rows (an ORDER BY outside every group)."""
+    depth = 0
+    for kind, text, _ in located_tokens(sparql):
+        if kind == "other" and text in "{}":
+            depth += 1 if text == "{" else -1
+        elif kind == "word" and depth == 0 and text.upper() == "ORDER":
+            return True
+    return False
+
+
+def _cell(term: Term | None) -> str:
+    if term is None:
+        return ""
+    if term.kind == "uri":
+        return f"<{term.value}>"
+    if term.kind == "bnode":
+        return "_:b"
+    value, datatype = term.value, term.datatype
+    if datatype in NUMERIC:
+        try:
+            return format(Decimal(value).normalize(), "f")
+        except InvalidOperation:
+            pass
+    if " | " in value:  # a GROUP_CONCAT: its parts come in any order
+        value = " | ".join(sorted(value.split(" | ")))
+    if term.lang:
+        return f"{value!r}@{term.lang.lower()}"
+    if datatype and datatype != XSD + "string":
+        return f"{value!r}^^{datatype}"
+    return repr(value)
+
+
+Answer = list[tuple[str, ...]]
+
+
+def answer(result: QueryResult) -> Answer:
+    if isinstance(result, GraphResult):
+        return sorted((line,) for line in result.ntriples.splitlines() if line.strip())
+    assert isinstance(result, SelectResult), result
+    return [tuple(_cell(t) for t in row) for row in result.rows]
+
+
+def difference(local: Answer, remote: Answer, ordered: bool) -> str | None:
+    """None when the answers agree; else what differs, in a few words."""
+    if (local == remote) if ordered else (Counter(local) == Counter(remote)):
+        return None
+    if Counter(local) == Counter(remote):
+        moved = sum(a != b for a, b in zip(local, remote, strict=True))
+        return f"same {len(local)} rows, {moved} in another order"
+    missing = list((Counter(local) - Counter(remote)).elements())
+    extra = list((Counter(remote) - Counter(local)).elements())
+    text = f"{len(remote)} rows instead of {len(local)}: {len(missing)} missing, {len(extra)} other"
+    if missing:
+        text += f"; e.g. missing {missing[0]}"
+    if extra:
+        text += f"; e.g. got {extra[0]}"
+    return text
+
+
+# --- the store, its export, the engines ------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def example_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path]]:
+    """The README's example store and its N-Quads export, both made by the real CLI."""
+    directory = tmp_path_factory.mktemp("engines")
+    store, nquads = directory / "kg-store", directory / "kg.nq"
+    kg = [sys.executable, "-m", "kg", "--store", str(store)]
+    for args in (["ingest", str(ROOT / "examples")], ["export", "--format", "nquads"]):
+        extra = ["--out", str(nquads)] if args[0] == "export" else []
+        done = subprocess.run([*kg, *args, *extra], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+    yield store, nquads
+
+
+@pytest.fixture(scope="module")
+def local(example_store: tuple[Path, Path]) -> Iterator[GraphStore]:
+    store = GraphStore.open(example_store[0], read_only=True)
+    yield store
+    store.close()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _table(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    yield
+    if not OUTCOMES:
+        return
+    text = markdown_table()
+    targets = [tmp_path_factory.getbasetemp() / "engines-table.md"]
+    if os.environ.get("KG_ENGINES_TABLE"):
+        targets.append(Path(os.environ["KG_ENGINES_TABLE"]))
+    for target in targets:
+        target.write_text(text, encoding="utf-8")
+
+
+@pytest.fixture(scope="module", params=ENGINES)
+def engine(
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    example_store: tuple[Path, Path],
+) -> Iterator[Engine]:
+    name: str = request.param
+    store, nquads = example_store
+    directory = tmp_path_factory.mktemp(name)
+    started = time.monotonic()
+    server: Engine | ServeProcess
+    if name == "virtuoso":
+        reason = virtuoso_missing()
+        if reason:
+            pytest.skip(reason)
+        server = Virtuoso(directory)
+        server.load(nquads)
+    elif name == "jena":
+        reason = jena_missing()
+        if reason:
+            pytest.skip(reason)
+        server = Jena(directory, nquads)
+    elif name == "oxigraph":
+        oxigraph_load(directory / "store", nquads)
+        server = OxigraphServer(directory / "store")
+    else:
+        served = ServeProcess(["--store", str(store)], ["--timeout", "300"])
+        server = Engine("kg-serve", served.sparql, served.proc, directory / "none.log")
+    TIMINGS[name] = {"load": time.monotonic() - started, "queries": 0.0}
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+# --- the tests -------------------------------------------------------------------------------
+
+
+def remote_answer(cli: CliRunner, query: NamedQuery, params: dict[str, str], url: str) -> Answer:
+    """`kg query NAME -p … --endpoint URL` as a user runs it; AssertionError on failure."""
+    graph = scan(query.sparql).is_graph_query
+    fmt = "ntriples" if graph else "json"
+    args = [arg for k, v in params.items() for arg in ("-p", f"{k}={v}")]
+    result = run(
+        cli, "query", query.name, *args, "--endpoint", url, "--format", fmt, "--timeout", "300"
+    )
+    if result.exit_code != 0:
+        raise AssertionError(" ".join(result.output.split())[:300])
+    if graph:
+        lines = result.stdout.splitlines()
+        return sorted((line,) for line in lines if line.strip())
+    return answer(parse_sparql_json(result.stdout.encode("utf-8"), url))
+
+
+@pytest.mark.parametrize("name", sorted(QUERIES))
+def test_named_query_answers_as_locally(
+    engine: Engine, name: str, local: GraphStore, cli: CliRunner
+) -> None:
+    query = QUERIES[name]
+    ordered = has_order_by(query.sparql)
+    sets = parameter_sets(query)
+    outcome, detail = "same", ""
+    rows = 0
+    started = time.monotonic()
+    for params in sets:
+        mine = answer(run_local(local, query, bind(query, params, BASE)))
+        rows += len(mine)
+        try:
+            theirs = remote_answer(cli, query, params, engine.url)
+        except AssertionError as exc:
+            outcome, detail = "error", f"{params}: {exc}"
+            break
+        why = difference(mine, theirs, ordered)
+        if why is not None:
+            outcome, detail = "differs", f"{params}: {why}"
+            break
+    TIMINGS[engine.name]["queries"] += time.monotonic() - started
+    if outcome == "same":
+        detail = f"{len(sets)} parameter sets, {rows} rows"
+    OUTCOMES[(engine.name, name)] = (outcome, detail)
+    known = KNOWN.get((engine.name, name))
+    if known is None:
+        assert outcome == "same", f"{engine.name} {name}: {outcome}: {detail}"
+    else:
+        assert outcome == known[0], f"{engine.name} {name}: {outcome}: {detail}; known: {known}"
+
+
+def test_parameter_sets_find_rows(local: GraphStore) -> None:
+    """The comparison means something: every query has a parameter set with rows here."""
+    for name, query in QUERIES.items():
+        found = [
+            answer(run_local(local, query, bind(query, params, BASE)))
+            for params in parameter_sets(query)
+        ]
+        assert any(found), f"{name}: no parameter set finds rows on the example store"
+
+
+def test_order_by_is_recognised() -> None:
+    assert has_order_by("SELECT ?a { ?a ?b ?c } ORDER BY ?a")
+    assert not has_order_by("SELECT ?a { { SELECT ?a { ?a ?b ?c } ORDER BY ?a LIMIT 1 } }")
+    assert not has_order_by('SELECT ?a { ?a ?b "ORDER BY" } # ORDER BY')
+
+
+def test_differences_are_described() -> None:
+    a, b = [("1",), ("2",)], [("2",), ("1",)]
+    assert difference(a, b, ordered=False) is None
+    assert difference(a, b, ordered=True) == "same 2 rows, 2 in another order"
+    assert "1 missing" in (difference(a, [("1",), ("3",)], ordered=False) or "")
+    assert _cell(Term("literal", "b | a")) == _cell(Term("literal", "a | b"))
+    assert _cell(Term("literal", "8.84E1", XSD + "double")) == _cell(
+        Term("literal", "88.40", XSD + "decimal")
+    )
+
+
+# --- the table -------------------------------------------------------------------------------
+
+
+def markdown_table() -> str:
+    """Engine × named query, as docs/scale-out.md shows it."""
+    engines = [e for e in ENGINES if any(k[0] == e for k in OUTCOMES)]
+    lines = [
+        "| query | " + " | ".join(engines) + " |",
+        "| --- | " + " | ".join("---" for _ in engines) + " |",
+    ]
+    notes: list[str] = []
+    for name in sorted(QUERIES):
+        cells = []
+        for e in engines:
+            outcome, detail = OUTCOMES.get((e, name), ("not run", ""))
+            if outcome in ("differs", "error"):
+                why = KNOWN.get((e, name), (outcome, detail))[1]
+                notes.append(f"{len(notes) + 1}. {e}, `{name}`: {why}")
+                cells.append(f"{outcome} ({len(notes)})")
+            else:
+                cells.append(outcome)
+        lines.append(f"| `{name}` | " + " | ".join(cells) + " |")
+    timing = ", ".join(
+        f"{e}: load {t['load']:.0f} s, queries {t['queries']:.0f} s" for e, t in TIMINGS.items()
+    )
+    text = "\n".join(lines) + "\n"
+    if notes:
+        text += "\n" + "\n".join(notes) + "\n"
+    return text + f"\nTimes on the run that made this table: {timing}.\n"
