@@ -120,7 +120,10 @@ def _spawn(args: list[str], log: Path) -> subprocess.Popen[bytes]:
     out: IO[bytes] = log.open("ab")
     try:
         return subprocess.Popen(
-            args, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            args,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
             start_new_session=True,
         )
     finally:
