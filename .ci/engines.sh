@@ -173,14 +173,18 @@ jena_classpath() {
   #   "internal error" (MissingResourceException); copy them to where the classes look.
   local fix="$CACHE/jena-xerces-messages"
   if [ ! -f "$fix/xerces/impl/msg/XMLSchemaMessages.properties" ]; then
-    local tmp
-    tmp="$(mktemp -d)" || return 1
-    (cd "$tmp" && unzip -q -o "$JAVA_DIR/jena-core.jar" 'org/apache/jena/ext/xerces/impl/msg/*' \
-        'org/apache/jena/ext/xerces/impl/xpath/regex/*.properties') || { rm -rf "$tmp"; return 1; }
-    mkdir -p "$fix/xerces/impl/xpath/regex" \
-      && cp -r "$tmp/org/apache/jena/ext/xerces/impl/msg" "$fix/xerces/impl/" \
-      && cp "$tmp/org/apache/jena/ext/xerces/impl/xpath/regex/"*.properties "$fix/xerces/impl/xpath/regex/"
-    rm -rf "$tmp"
+    python3 - "$JAVA_DIR/jena-core.jar" "$fix" <<'PY' || return 1
+import sys, zipfile
+from pathlib import Path
+jar, fix = sys.argv[1], Path(sys.argv[2])
+old = "org/apache/jena/ext/xerces/impl/"
+with zipfile.ZipFile(jar) as z:
+    for name in z.namelist():
+        if name.startswith(old) and name.endswith(".properties"):
+            target = fix / "xerces" / "impl" / name[len(old):]
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(z.read(name))
+PY
   fi
   local cp="" jar
   for jar in "$JAVA_DIR"/jena-*.jar; do
