@@ -20,18 +20,11 @@ from typing import IO
 import httpx
 
 from tests.conftest import ROOT
+from tests.test_remote import free_port
 
 ENGINES_SH = ROOT / ".ci" / "engines.sh"
 OXIGRAPH = shutil.which("oxigraph") or str(Path(sys.executable).with_name("oxigraph"))
 ASK = "ASK { ?s ?p ?o }"
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def virtuoso_missing() -> str | None:

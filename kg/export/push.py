@@ -25,6 +25,7 @@ from pathlib import Path
 import httpx
 
 from kg.errors import EndpointError, UsageError
+from kg.query.remote import check_http_url
 from kg.rdf.store import GraphStore
 
 #: A chunk's size; Virtuoso, Jena and Oxigraph each take far bigger bodies.
@@ -244,15 +245,7 @@ def push(
 
     `on_progress(report, triples_in_graph)` is called after each chunk and each graph.
     """
-    try:
-        parsed = httpx.URL(url) if "://" in url else None
-    except httpx.InvalidURL:
-        parsed = None
-    if parsed is None or parsed.scheme not in ("http", "https") or not parsed.host:
-        raise UsageError(
-            f"{url!r} is not a Graph Store Protocol URL; give the full http(s) URL, such as "
-            "http://localhost:7878/store"
-        )
+    check_http_url(url, "a Graph Store Protocol URL", "of the graph store", "/store")
     if chunk_bytes < 1024:
         raise UsageError("--chunk-kb must be at least 1")
     started = time.monotonic()

@@ -154,19 +154,24 @@ def _bindings_as_graph(result: SelectResult, url: str) -> GraphResult:
         raise EndpointError(f"{url} sent bindings that are no RDF triples: {exc}") from None
 
 
+def check_http_url(url: str, what: str, of: str, path: str) -> None:
+    """A UsageError unless `url` is an absolute http(s) URL with a host."""
+    try:
+        parsed = httpx.URL(url) if "://" in url else None
+    except httpx.InvalidURL:
+        parsed = None
+    if parsed is None or parsed.scheme not in ("http", "https") or not parsed.host:
+        raise UsageError(
+            f"{url!r} is not {what}; give the full http(s) URL {of}, such as "
+            f"http://localhost:7878{path}"
+        )
+
+
 class Endpoint:
     """One remote SPARQL endpoint, queried over the SPARQL 1.1 Protocol."""
 
     def __init__(self, url: str, *, timeout: float = 60.0) -> None:
-        try:
-            parsed = httpx.URL(url) if "://" in url else None
-        except httpx.InvalidURL:
-            parsed = None
-        if parsed is None or parsed.scheme not in ("http", "https") or not parsed.host:
-            raise UsageError(
-                f"{url!r} is not an endpoint URL; give the full http(s) URL of the SPARQL "
-                "endpoint, such as http://localhost:7878/query"
-            )
+        check_http_url(url, "an endpoint URL", "of the SPARQL endpoint", "/query")
         if timeout <= 0:
             raise UsageError(
                 "{parameter} must be a positive number of seconds", parameter="timeout"
