@@ -26,6 +26,7 @@ from kg.query.named import (
     markdown_list,
     parse_assignments,
     parse_query,
+    portability_problems,
     prepare_local,
     sparql_term,
     to_term,
@@ -634,7 +635,7 @@ def test_substitutions_are_used_where_pyoxigraph_allows() -> None:
     shared = find_query("shared-methods")
     prepared = prepare_local(shared.sparql, bind(shared, {"paper": "alpha"}, BASE), "substitutions")
     assert set(prepared.substitutions) == {"paper"}
-    assert "VALUES (?min_shared)" in prepared.sparql
+    assert "VALUES ?min_shared {" in prepared.sparql
     by_default = prepare_local(query.sparql, bindings)
     assert by_default.substitutions == {}
     assert by_default.sparql == with_values(query.sparql, bindings)
@@ -655,6 +656,43 @@ def test_header_is_complete(path: Path) -> None:
     assert words[:3] == ["kg", "query", query.name]
     values = parse_assignments(w for i, w in enumerate(words) if i and words[i - 1] == "--param")
     bind(query, values, BASE)  # the example's parameters are valid
+
+
+@pytest.mark.parametrize("path", QUERY_FILES, ids=lambda p: p.stem)
+def test_query_is_portable_as_written_and_as_bound(path: Path) -> None:
+    """Each query file, and the text sent to an endpoint for each of its parameter sets, is
+    plain SPARQL 1.1 that every engine takes (tests/test_engines.py runs them on Virtuoso,
+    Jena and the oxigraph server)."""
+    query = load_query(path)
+    assert portability_problems(query.sparql) == []
+    for case in CASES[query.name]:
+        bound = with_values(query.sparql, bind(query, case.params, BASE))
+        assert portability_problems(bound) == [], case.params
+
+
+@pytest.mark.parametrize(
+    ("sparql", "problem"),
+    [
+        ("SELECT ?x WHERE { VALUES (?x ?y) { (1 2) } OPTIONAL { ?x ?p ?y } }", "several variables"),
+        ('PREFIX bif: <bif:> SELECT ?s { ?s ?p ?o FILTER(bif:contains(?o, "a")) }', "<bif:contains>"),
+        (
+            "PREFIX afn: <http://jena.apache.org/ARQ/function#> "
+            "SELECT ?s { ?s ?p ?o BIND(afn:localname(?s) AS ?n) }",
+            "engine-specific function",
+        ),
+        ("SELECT ?s { ?s ?p ?o LATERAL { ?s ?q ?r } }", "not SPARQL 1.1"),
+        ("SELECT ?s { LET (?s := 1) }", "not SPARQL 1.1"),
+        ("DEFINE input:inference 'x' SELECT ?s { ?s ?p ?o }", "not SPARQL 1.1"),
+    ],
+)
+def test_non_portable_syntax_is_named(sparql: str, problem: str) -> None:
+    problems = portability_problems(sparql)
+    assert len(problems) == 1 and problem in problems[0]
+    assert portability_problems(sparql.replace("VALUES (?x ?y) { (1 2) }", "VALUES ?x { 1 } VALUES ?y { 2 }")) == (
+        [] if "VALUES" in sparql else problems
+    )
+    casts = "SELECT ?s { ?s ?p ?o FILTER(<http://www.w3.org/2001/XMLSchema#integer>(?o) > 1) }"
+    assert portability_problems(casts) == []
 
 
 @pytest.mark.parametrize("path", QUERY_FILES, ids=lambda p: p.stem)
@@ -850,8 +888,8 @@ def test_codepoint_escapes_cannot_close_a_string() -> None:
 )
 def test_values_go_into_the_where_group(sparql: str, head: str) -> None:
     out = with_values(sparql, {"v": Term("literal", "v")})
-    assert out.startswith(head + '\n  VALUES (?v) { ("v") }\n')
-    assert out.replace('\n  VALUES (?v) { ("v") }\n', "", 1) == sparql
+    assert out.startswith(head + '\n  VALUES ?v { "v" }\n')
+    assert out.replace('\n  VALUES ?v { "v" }\n', "", 1) == sparql
     GraphStore.memory().query(out)  # still valid SPARQL
 
 
@@ -867,7 +905,7 @@ def test_values_reach_every_group_that_uses_the_variable() -> None:
         "{ ?a ?b ?c } UNION { ?r ?b ?min } VALUES ?z { 1 2 } "
         "MINUS { ?r <http://x/q> ?min } FILTER NOT EXISTS { ?r <http://x/w> ?other } }"
     )
-    block = '\n  VALUES (?min) { ("2"^^<http://www.w3.org/2001/XMLSchema#integer>) }\n'
+    block = '\n  VALUES ?min { "2"^^<http://www.w3.org/2001/XMLSchema#integer> }\n'
     out = with_values(sparql, {"min": Term("literal", "2", XSD_INTEGER)})
     # the WHERE group, the subquery (whose HAVING uses it), one branch and MINUS; not the
     # OPTIONAL, which sees the value row by row (a block there is evaluated apart)
@@ -995,7 +1033,7 @@ def test_cli_describe_and_show_sparql(cli: CliRunner) -> None:
     assert described.exit_code == 0 and "ascending" in described.output
     shown = run(cli, "query", "papers-by-title", "-p", 'text=a"b', "--show-sparql")
     assert shown.exit_code == 0
-    assert 'VALUES (?text) { ("a\\"b") }' in shown.output
+    assert 'VALUES ?text { "a\\"b" }' in shown.output
 
 
 def test_cli_reads_another_query_directory(cli: CliRunner, tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import ClassVar
 
 import httpx
 import pytest
@@ -24,7 +25,7 @@ from typer.testing import CliRunner
 from kg.errors import EndpointError, QueryTimeoutError, UsageError
 from kg.query.named import bind, find_query, load_query, run_local, run_remote
 from kg.query.remote import Endpoint
-from kg.rdf.results import AskResult, GraphResult, SelectResult
+from kg.rdf.results import AskResult, GraphResult, SelectResult, Term
 from kg.rdf.store import GraphStore
 from kg.search.sparql import uses_search
 from tests.conftest import run
@@ -286,3 +287,125 @@ def test_local_and_remote_bind_the_same_way(
     local = normalise(run_local(seed_store, query, bindings))
     remote = normalise(run_remote(endpoints["seeds"].url, query, bindings))
     assert local == remote and len(local) == 1
+
+
+class Canned(http.server.BaseHTTPRequestHandler):
+    """Answers every POST with `answer` (content type, body, status); records each Accept."""
+
+    answer: ClassVar[tuple[str, bytes, int]] = ("text/plain", b"", 200)
+    accepts: ClassVar[list[str]] = []
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        Canned.accepts.append(self.headers.get("Accept", ""))
+        media_type, body, status = Canned.answer
+        self.send_response(status)
+        self.send_header("Content-Type", media_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def canned() -> Iterator[str]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Canned)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    Canned.accepts = []
+    yield f"http://127.0.0.1:{server.server_address[1]}/sparql"
+    server.shutdown()
+    server.server_close()
+
+
+NT = b'<http://x/s> <http://x/p> "o"@en .\n'
+
+
+@pytest.mark.parametrize(
+    ("query", "first"),
+    [
+        ("SELECT * { ?s ?p ?o }", "application/sparql-results+json"),
+        ("# CONSTRUCT\nPREFIX c: <http://x/construct#> ASK { ?s ?p 'CONSTRUCT' }", "application/sparql-results+json"),
+        ("PREFIX x: <http://x/> CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }", "application/n-triples"),
+        ("describe <http://x/s>", "application/n-triples"),
+    ],
+)
+def test_accept_follows_the_query_form(canned: str, query: str, first: str) -> None:
+    Canned.answer = ("application/n-triples", NT, 200)
+    if first.startswith("application/sparql"):
+        Canned.answer = ("application/sparql-results+json", b'{"head":{},"boolean":true}', 200)
+    Endpoint(canned).query(query)
+    assert Canned.accepts[-1].split(",")[0] == first
+
+
+def test_sparql_xml_results_are_read(canned: str) -> None:
+    xml = b"""<?xml version="1.0"?>
+<sparql xmlns="http://www.w3.org/2005/sparql-results#">
+  <head><variable name="s"/><variable name="label"/><variable name="n"/><variable name="b"/></head>
+  <results>
+    <result>
+      <binding name="s"><uri>http://x/s</uri></binding>
+      <binding name="label"><literal xml:lang="en">Zo&#235;</literal></binding>
+      <binding name="n"><literal datatype="http://www.w3.org/2001/XMLSchema#integer">3</literal></binding>
+    </result>
+    <result><binding name="b"><bnode>b0</bnode></binding></result>
+  </results>
+</sparql>"""
+    Canned.answer = ("application/sparql-results+xml; charset=utf-8", xml, 200)
+    result = Endpoint(canned).query("SELECT * { ?s ?p ?o }")
+    assert isinstance(result, SelectResult) and result.variables == ["s", "label", "n", "b"]
+    assert result.rows == [
+        (
+            Term("uri", "http://x/s"),
+            Term("literal", "Zoë", lang="en"),
+            Term("literal", "3", "http://www.w3.org/2001/XMLSchema#integer"),
+            None,
+        ),
+        (None, None, None, Term("bnode", "b0")),
+    ]
+    ask = b'<sparql xmlns="http://www.w3.org/2005/sparql-results#"><head/><boolean>true</boolean></sparql>'
+    Canned.answer = ("application/sparql-results+xml", ask, 200)
+    assert Endpoint(canned).query("ASK { ?s ?p ?o }") == AskResult(True)
+    Canned.answer = ("application/sparql-results+xml", b"<sparql><head>", 200)
+    with pytest.raises(EndpointError, match="SPARQL XML that does not parse"):
+        Endpoint(canned).query("SELECT * { ?s ?p ?o }")
+
+
+def test_graph_answers_in_any_rdf_format(canned: str) -> None:
+    construct = "CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }"
+    jsonld = b'[{"@id": "http://x/s", "http://x/p": [{"@value": "o", "@language": "en"}]}]'
+    for media_type, body in [
+        ("application/ld+json", jsonld),
+        ("text/turtle", b'<http://x/s> <http://x/p> "o"@en .'),
+        ("application/n-quads", NT),
+    ]:
+        Canned.answer = (media_type, body, 200)
+        result = Endpoint(canned).query(construct)
+        assert isinstance(result, GraphResult) and result.ntriples == NT.decode(), media_type
+
+
+def test_a_construct_answered_as_bindings_is_a_graph(canned: str) -> None:
+    """Virtuoso answers a CONSTRUCT with s/p/o bindings when a results format comes first."""
+    bindings = (
+        b'{"head": {"vars": ["s", "p", "o"]}, "results": {"bindings": [{"s": {"type": "uri", '
+        b'"value": "http://x/s"}, "p": {"type": "uri", "value": "http://x/p"}, "o": {"type": '
+        b'"literal", "value": "o", "xml:lang": "en"}}]}}'
+    )
+    Canned.answer = ("application/sparql-results+json", bindings, 200)
+    result = Endpoint(canned).query("CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }")
+    assert isinstance(result, GraphResult) and result.ntriples == NT.decode()
+    other = bindings.replace(b'"vars": ["s", "p", "o"]', b'"vars": ["a", "p", "o"]')
+    Canned.answer = ("application/sparql-results+json", other, 200)
+    with pytest.raises(EndpointError, match="a table of a, p, o, not a graph"):
+        Endpoint(canned).query("CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }")
+
+
+def test_an_echoed_query_is_dropped_from_the_error(canned: str) -> None:
+    echo = b"Virtuoso 37000 Error SP030: SPARQL compiler, line 1: syntax error\n\nSPARQL query:\n"
+    Canned.answer = ("text/plain", echo + b"SELECT " * 200, 400)
+    with pytest.raises(EndpointError) as caught:
+        Endpoint(canned).query("SELECT * { ?s ?p ?o }")
+    message = str(caught.value)
+    assert message.endswith("Virtuoso 37000 Error SP030: SPARQL compiler, line 1: syntax error")

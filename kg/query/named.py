@@ -17,8 +17,9 @@ A query file starts with a block of `#+ ` lines that, with the prefix taken off,
 
 The rest is SPARQL. A parameter `author` binds the variable `?author`. Values become RDF
 terms (`kg.rdf.results.Term`) and never enter the query text as text: they are serialised
-here, escaped for SPARQL, into one-row `VALUES` blocks, one opening the WHERE group and one
-in each nested group evaluated on its own (UNION branch, subquery …) that uses the
+here, escaped for SPARQL, into one-variable `VALUES` blocks (Virtuoso fails on a block of
+several variables followed by OPTIONAL), opening the WHERE group and each nested group
+evaluated on its own (UNION branch, subquery …) that uses the
 variable, so the value reaches every part of the query as a substitution would. That
 text is what a remote endpoint receives, and by default what the embedded store runs too.
 pyoxigraph's `substitutions` are the other local binding (`binding="substitutions"`), but
@@ -46,7 +47,7 @@ from kg.rdf.results import QueryResult, Term
 from kg.rdf.sparql_scan import located_tokens
 from kg.rdf.store import GraphStore, select_variables
 from kg.rdf.terms import is_absolute_iri, safe_iri
-from kg.rdf.vocab import XSD
+from kg.rdf.vocab import XSD, XSD_NS
 from kg.resources import queries_dir
 
 ParamType = Literal["iri", "string", "integer", "decimal", "date", "boolean"]
@@ -552,10 +553,13 @@ def _groups(sparql: str) -> list[tuple[int, set[str] | None]]:
 
 
 def values_block(bindings: Mapping[str, Term]) -> str:
-    names = list(bindings)
-    head = " ".join(f"?{n}" for n in names)
-    row = " ".join(sparql_term(bindings[n]) for n in names)
-    return f"VALUES ({head}) {{ ({row}) }}"
+    """One one-variable VALUES block per binding, `VALUES ?v { term }`.
+
+    Never one block of several variables: Virtuoso 7.2's SPARQL compiler fails on such a
+    block followed by an OPTIONAL ("SP031 … no SPART_VARR_FIXED"), while every engine takes
+    the one-variable blocks, which mean the same (docs/scale-out.md).
+    """
+    return "\n  ".join(f"VALUES ?{n} {{ {sparql_term(t)} }}" for n, t in bindings.items())
 
 
 def with_values(sparql: str, bindings: Mapping[str, Term]) -> str:
@@ -583,6 +587,53 @@ def with_values(sparql: str, bindings: Mapping[str, Term]) -> str:
     for at, block in sorted(inserts, reverse=True):
         out = f"{out[:at]}\n  {block}\n{out[at:]}"
     return out
+
+
+def portability_problems(sparql: str) -> list[str]:
+    """Why `sparql` may not run alike on every SPARQL 1.1 engine; [] when nothing is found.
+
+    Checked: it parses under rdflib's SPARQL 1.1 grammar, a second parser beside Oxigraph's,
+    so an extension one engine accepts (Oxigraph's LATERAL, Jena's LET, Virtuoso's
+    `DEFINE`) fails; it calls no function by IRI but the XSD casts (no `bif:`, Jena's
+    `afn:`/`apf:`, `ofn:`…); and it has no VALUES block of several variables, which
+    Virtuoso 7.2 fails on when an OPTIONAL follows (one block per variable means the same).
+    """
+    from pyparsing import ParseException, ParseResults
+    from rdflib.plugins.sparql.parser import parseQuery
+    from rdflib.plugins.sparql.parserutils import CompValue
+
+    try:
+        tree = parseQuery(sparql)
+    except ParseException as exc:
+        return [f"not SPARQL 1.1 (rdflib's parser: {exc})"]
+    nodes: list[CompValue] = []
+    stack: list[Any] = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, CompValue):
+            nodes.append(node)
+            stack.extend(node.values())
+        elif isinstance(node, list | tuple | ParseResults):
+            stack.extend(node)
+    prefixes = {str(n.get("prefix") or ""): str(n["iri"]) for n in nodes if n.name == "PrefixDecl"}
+    problems: list[str] = []
+    for node in nodes:
+        if node.name == "Function":
+            iri = node["iri"]
+            if isinstance(iri, CompValue):  # a prefixed name
+                prefix = str(iri.get("prefix") or "")
+                iri = prefixes.get(prefix, prefix + ":") + str(iri.get("localname") or "")
+            if not str(iri).startswith(XSD_NS):
+                problems.append(f"calls the engine-specific function <{iri}>")
+        elif node.name == "InlineData":
+            variables = node.get("var")
+            if isinstance(variables, list | ParseResults) and len(variables) > 1:
+                names = " ".join(f"?{v}" for v in variables)
+                problems.append(
+                    f"has a VALUES block of several variables ({names}); write one block "
+                    "per variable"
+                )
+    return problems
 
 
 Binding = Literal["values", "substitutions"]

@@ -1,0 +1,475 @@
+"""Every named query, with every parameter set the tests know, on other SPARQL engines.
+
+The README's example store (`kg ingest examples/`) is exported as N-Quads (`kg export
+--format nquads`) and bulk-loaded into each engine with that engine's own loader, the
+recipe docs/scale-out.md gives: Virtuoso (ld_dir + rdf_loader_run), Jena TDB2
+(tdb2.tdbloader), the `oxigraph` server (`oxigraph load`); `kg serve` serves the store
+itself. Each query then runs through `kg query NAME --endpoint URL` and its answer is
+compared with the local one (`kg query NAME` on the store): row for row in order where the
+query has an ORDER BY, as a multiset where it has none; the parts of a GROUP_CONCAT cell in
+any order; numbers by value.
+
+The outcome of each engine × query is written as a Markdown table (docs/scale-out.md) to
+`engines-table.md` in pytest's temporary directory and, when KG_ENGINES_TABLE names a file,
+there too: `bench/engines.py` runs this module and copies the table into the docs.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kg.query.named import NamedQuery, bind, load_queries, parse_assignments, run_local
+from kg.query.remote import Endpoint, parse_sparql_json
+from kg.rdf.results import GraphResult, QueryResult, SelectResult, Term
+from kg.rdf.sparql_scan import located_tokens, scan
+from kg.rdf.store import GraphStore, parse_to_ntriples
+from kg.search.sparql import uses_search
+from tests.conftest import ROOT, run
+from tests.engines_support import (
+    Engine,
+    Jena,
+    OxigraphServer,
+    Virtuoso,
+    jena_missing,
+    oxigraph_load,
+    virtuoso_missing,
+)
+from tests.query_data import BASE
+from tests.serve_support import ServeProcess
+from tests.test_queries import CASES
+
+pytestmark = pytest.mark.engines
+
+ENGINES = ("virtuoso", "jena", "oxigraph", "kg-serve")
+QUERIES = load_queries()
+XSD = "http://www.w3.org/2001/XMLSchema#"
+NUMERIC = {
+    XSD + t
+    for t in [
+        "integer",
+        "decimal",
+        "double",
+        "float",
+        "int",
+        "long",
+        "short",
+        "byte",
+        "nonNegativeInteger",
+        "positiveInteger",
+        "negativeInteger",
+        "nonPositiveInteger",
+        "unsignedInt",
+        "unsignedLong",
+    ]
+}
+
+#: Where an engine's answer is known to differ, and why: the test checks that it still
+#: differs in exactly that way (so a fix shows), and the table gives the reason.
+KNOWN: dict[tuple[str, str], tuple[str, str]] = {}
+
+#: engine × query -> (outcome, detail), filled as the tests run, written as the table.
+OUTCOMES: dict[tuple[str, str], tuple[str, str]] = {}
+TIMINGS: dict[str, dict[str, float]] = {}
+
+
+def parameter_sets(query: NamedQuery) -> list[dict[str, str]]:
+    """The header's example, every parameter's own example, and every case of
+    tests/test_queries.py, once each."""
+    words = shlex.split(query.example)
+    example = parse_assignments(
+        w for i, w in enumerate(words) if i and words[i - 1] in ("--param", "-p")
+    )
+    sets = [example, {p.name: p.example for p in query.params}]
+    sets += [dict(case.params) for case in CASES.get(query.name, [])]
+    unique: list[dict[str, str]] = []
+    for params in sets:
+        if params not in unique:
+            unique.append(params)
+    return unique
+
+
+def has_order_by(sparql: str) -> bool:
+    """Whether the outer query orders its rows (an ORDER BY outside every group)."""
+    depth = 0
+    for kind, text, _ in located_tokens(sparql):
+        if kind == "other" and text in "{}":
+            depth += 1 if text == "{" else -1
+        elif kind == "word" and depth == 0 and text.upper() == "ORDER":
+            return True
+    return False
+
+
+def _cell(term: Term | None) -> str:
+    if term is None:
+        return ""
+    if term.kind == "uri":
+        return f"<{term.value}>"
+    if term.kind == "bnode":
+        return "_:b"
+    value, datatype = term.value, term.datatype
+    if datatype in NUMERIC:
+        try:
+            return format(Decimal(value).normalize(), "f")
+        except InvalidOperation:
+            pass
+    if " | " in value:  # a GROUP_CONCAT: its parts come in any order
+        value = " | ".join(sorted(value.split(" | ")))
+    if term.lang:
+        return f"{value!r}@{term.lang.lower()}"
+    if datatype and datatype != XSD + "string":
+        return f"{value!r}^^{datatype}"
+    return repr(value)
+
+
+Answer = list[tuple[str, ...]]
+
+
+def answer(result: QueryResult) -> Answer:
+    if isinstance(result, GraphResult):
+        return sorted((line,) for line in result.ntriples.splitlines() if line.strip())
+    assert isinstance(result, SelectResult), result
+    return [tuple(_cell(t) for t in row) for row in result.rows]
+
+
+def _longest_common_run(local: Answer, remote: Answer) -> int:
+    """The length of the longest subsequence the two orders share (rows are unique keys
+    here: each query orders by an IRI last), so len - it rows are out of place."""
+    import bisect
+
+    position = {row: i for i, row in enumerate(local)}
+    tails: list[int] = []
+    for row in remote:
+        i = position.get(row)
+        if i is None:
+            continue
+        k = bisect.bisect_left(tails, i)
+        tails[k : k + 1] = [i]
+    return len(tails)
+
+
+def difference(local: Answer, remote: Answer, ordered: bool) -> str | None:
+    """None when the answers agree; else what differs, in a few words."""
+    if (local == remote) if ordered else (Counter(local) == Counter(remote)):
+        return None
+    if Counter(local) == Counter(remote):
+        moved = len(local) - _longest_common_run(local, remote)
+        return f"same {len(local)} rows, {moved} of them out of place"
+    missing = list((Counter(local) - Counter(remote)).elements())
+    extra = list((Counter(remote) - Counter(local)).elements())
+    text = f"{len(remote)} rows instead of {len(local)}: {len(missing)} missing, {len(extra)} other"
+    if missing:
+        text += f"; e.g. missing {missing[0]}"
+    if extra:
+        text += f"; e.g. got {extra[0]}"
+    return text
+
+
+# --- the store, its export, the engines ------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def example_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path]]:
+    """The README's example store and its N-Quads export, both made by the real CLI."""
+    directory = tmp_path_factory.mktemp("engines")
+    store, nquads = directory / "kg-store", directory / "kg.nq"
+    kg = [sys.executable, "-m", "kg", "--store", str(store)]
+    for args in (["ingest", str(ROOT / "examples")], ["export", "--format", "nquads"]):
+        extra = ["--out", str(nquads)] if args[0] == "export" else []
+        done = subprocess.run([*kg, *args, *extra], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+    yield store, nquads
+
+
+@pytest.fixture(scope="module")
+def local(example_store: tuple[Path, Path]) -> Iterator[GraphStore]:
+    store = GraphStore.open(example_store[0], read_only=True)
+    yield store
+    store.close()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _table(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    yield
+    if not OUTCOMES:
+        return
+    text = markdown_table()
+    targets = [tmp_path_factory.getbasetemp() / "engines-table.md"]
+    if os.environ.get("KG_ENGINES_TABLE"):
+        targets.append(Path(os.environ["KG_ENGINES_TABLE"]))
+    for target in targets:
+        target.write_text(text, encoding="utf-8")
+
+
+@pytest.fixture(scope="module", params=ENGINES)
+def engine(
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    example_store: tuple[Path, Path],
+) -> Iterator[Engine]:
+    name: str = request.param
+    store, nquads = example_store
+    directory = tmp_path_factory.mktemp(name)
+    started = time.monotonic()
+    server: Engine | ServeProcess
+    if name == "virtuoso":
+        reason = virtuoso_missing()
+        if reason:
+            pytest.skip(reason)
+        server = Virtuoso(directory)
+        server.load(nquads)
+    elif name == "jena":
+        reason = jena_missing()
+        if reason:
+            pytest.skip(reason)
+        server = Jena(directory, nquads)
+    elif name == "oxigraph":
+        oxigraph_load(directory / "store", nquads)
+        server = OxigraphServer(directory / "store")
+    else:
+        server = ServeProcess(["--store", str(store)], ["--timeout", "300"])
+    TIMINGS[name] = {"load": time.monotonic() - started, "queries": 0.0}
+    try:
+        if isinstance(server, ServeProcess):
+            yield Engine(name, server.sparql, server.proc, directory / "kg-serve.log")
+        else:
+            yield server
+    finally:
+        server.stop()
+
+
+# --- the tests -------------------------------------------------------------------------------
+
+
+def remote_answer(cli: CliRunner, query: NamedQuery, params: dict[str, str], url: str) -> Answer:
+    """`kg query NAME -p … --endpoint URL` as a user runs it; AssertionError on failure."""
+    graph = scan(query.sparql).is_graph_query
+    fmt = "ntriples" if graph else "json"
+    args = [arg for k, v in params.items() for arg in ("-p", f"{k}={v}")]
+    result = run(
+        cli, "query", query.name, *args, "--endpoint", url, "--format", fmt, "--timeout", "300"
+    )
+    if result.exit_code != 0:
+        raise AssertionError(" ".join(result.output.split())[:300])
+    if graph:
+        lines = result.stdout.splitlines()
+        return sorted((line,) for line in lines if line.strip())
+    return answer(parse_sparql_json(result.stdout.encode("utf-8"), url))
+
+
+@pytest.mark.parametrize("name", sorted(QUERIES))
+def test_named_query_answers_as_locally(
+    engine: Engine, name: str, local: GraphStore, cli: CliRunner
+) -> None:
+    query = QUERIES[name]
+    if uses_search(query.sparql):
+        # Another engine would call the SERVICE itself (over the network), and the store
+        # alone runs it the same way: only kg's query path evaluates the block.
+        OUTCOMES[(engine.name, name)] = ("needs kg", "")
+        pytest.skip(f"{name} holds kg's search block (docs/search.md): only kg runs it")
+    ordered = has_order_by(query.sparql)
+    sets = parameter_sets(query)
+    outcome, detail = "same", ""
+    rows = 0
+    started = time.monotonic()
+    for params in sets:
+        mine = answer(run_local(local, query, bind(query, params, BASE)))
+        rows += len(mine)
+        try:
+            theirs = remote_answer(cli, query, params, engine.url)
+        except AssertionError as exc:
+            outcome, detail = "error", f"{params}: {exc}"
+            break
+        why = difference(mine, theirs, ordered)
+        if why is not None:
+            outcome, detail = "differs", f"{params}: {why}"
+            break
+    TIMINGS[engine.name]["queries"] += time.monotonic() - started
+    if outcome == "same":
+        detail = f"{len(sets)} parameter sets, {rows} rows"
+    OUTCOMES[(engine.name, name)] = (outcome, detail)
+    known = KNOWN.get((engine.name, name))
+    if known is None:
+        assert outcome == "same", f"{engine.name} {name}: {outcome}: {detail}"
+    else:
+        assert outcome == known[0], f"{engine.name} {name}: {outcome}: {detail}; known: {known}"
+
+
+#: Queries about data the README's examples do not hold (tests/test_queries.py covers them).
+EMPTY_ON_EXAMPLES = {"datasets-introduced": "the examples hold no datasets dump"}
+
+
+def test_parameter_sets_find_rows(local: GraphStore) -> None:
+    """The comparison means something: every query but those listed has a parameter set
+    with rows on the example store, and those listed have none."""
+    for name, query in QUERIES.items():
+        if uses_search(query.sparql):
+            continue
+        found = [
+            answer(run_local(local, query, bind(query, params, BASE)))
+            for params in parameter_sets(query)
+        ]
+        assert any(found) == (name not in EMPTY_ON_EXAMPLES), name
+
+
+def test_order_by_is_recognised() -> None:
+    assert has_order_by("SELECT ?a { ?a ?b ?c } ORDER BY ?a")
+    assert not has_order_by("SELECT ?a { { SELECT ?a { ?a ?b ?c } ORDER BY ?a LIMIT 1 } }")
+    assert not has_order_by('SELECT ?a { ?a ?b "ORDER BY" } # ORDER BY')
+
+
+def test_differences_are_described() -> None:
+    a, b = [("1",), ("2",)], [("2",), ("1",)]
+    assert difference(a, b, ordered=False) is None
+    assert difference(a, b, ordered=True) == "same 2 rows, 1 of them out of place"
+    assert _longest_common_run([("1",), ("2",), ("3",)], [("2",), ("3",), ("1",)]) == 2
+    assert "1 missing" in (difference(a, [("1",), ("3",)], ordered=False) or "")
+    assert _cell(Term("literal", "b | a")) == _cell(Term("literal", "a | b"))
+    assert _cell(Term("literal", "8.84E1", XSD + "double")) == _cell(
+        Term("literal", "88.40", XSD + "decimal")
+    )
+
+
+# --- the table -------------------------------------------------------------------------------
+
+
+def markdown_table() -> str:
+    """Engine × named query, as docs/scale-out.md shows it."""
+    engines = [e for e in ENGINES if any(k[0] == e for k in OUTCOMES)]
+    lines = [
+        "| query | " + " | ".join(engines) + " |",
+        "| --- | " + " | ".join("---" for _ in engines) + " |",
+    ]
+    notes: list[str] = []
+    for name in sorted(QUERIES):
+        cells = []
+        for e in engines:
+            outcome, detail = OUTCOMES.get((e, name), ("not run", ""))
+            if outcome in ("differs", "error"):
+                why = KNOWN.get((e, name), (outcome, detail))[1]
+                notes.append(f"{len(notes) + 1}. {e}, `{name}`: {why}")
+                cells.append(f"{outcome} ({len(notes)})")
+            else:
+                cells.append(outcome)
+        lines.append(f"| `{name}` | " + " | ".join(cells) + " |")
+    timing = ", ".join(
+        f"{e}: load {t['load']:.0f} s, queries {t['queries']:.0f} s" for e, t in TIMINGS.items()
+    )
+    text = "\n".join(lines) + "\n"
+    if notes:
+        text += "\n" + "\n".join(notes) + "\n"
+    return text + f"\nTimes on the run that made this table: {timing}.\n"
+
+
+@pytest.mark.parametrize("fmt", ["turtle", "jsonld", "rdfxml"])
+def test_paper_card_in_rdf_formats_as_locally(
+    engine: Engine, fmt: str, example_store: tuple[Path, Path], cli: CliRunner
+) -> None:
+    """`kg query paper-card --format turtle` (and the other RDF formats) gives the same
+    triples from the engine as from the store."""
+    args = ["query", "paper-card", "-p", "paper=self-attention-attribution-interpreting"]
+    remote = run(cli, *args, "--format", fmt, "--endpoint", engine.url)
+    here = run(cli, "--store", str(example_store[0]), *args, "--format", fmt)
+    assert remote.exit_code == 0, remote.output
+    assert here.exit_code == 0, here.output
+    theirs = set(parse_to_ntriples(remote.stdout.encode(), fmt).splitlines())
+    mine = set(parse_to_ntriples(here.stdout.encode(), fmt).splitlines())
+    assert theirs == mine and len(mine) > 50
+
+
+# --- kg push ---------------------------------------------------------------------------------
+
+
+GRAPH_COUNTS = "SELECT ?g (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g"
+
+
+def graph_counts(url: str) -> dict[str, int]:
+    """Triples per named graph, as the endpoint counts them."""
+    result = Endpoint(url, timeout=300).query(GRAPH_COUNTS)
+    assert isinstance(result, SelectResult)
+    return {row[0].value: int(row[1].value) for row in result.rows if row[0] and row[1]}
+
+
+def local_counts(store: GraphStore) -> dict[str, int]:
+    result = store.query(GRAPH_COUNTS, union=False)
+    assert isinstance(result, SelectResult)
+    return {row[0].value: int(row[1].value) for row in result.rows if row[0] and row[1]}
+
+
+def kg_push(store: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "kg", "--store", str(store), "push", *args],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
+
+
+def test_push_to_the_oxigraph_server_resumes_after_a_kill(
+    example_store: tuple[Path, Path], local: GraphStore, tmp_path: Path
+) -> None:
+    """`kg push` into a writable `oxigraph serve`, killed halfway and run again: the second
+    run skips what the first sent, and the server ends with every graph, triple for triple."""
+    server = OxigraphServer(tmp_path / "target", writable=True)
+    state = tmp_path / "push.state"
+    try:
+        args = ["--endpoint", server.graph_store, "--state", str(state), "--chunk-kb", "16"]
+        first = subprocess.Popen(
+            [sys.executable, "-m", "kg", "--store", str(example_store[0]), "push", *args],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and first.poll() is None:
+            if state.exists() and state.read_text().count("\n") > 300:
+                break
+            time.sleep(0.05)
+        first.kill()
+        first.wait()
+        done_before = state.read_text().count("\n") - 1
+        assert 300 <= done_before < 2000, "the kill came too late to interrupt the push"
+        second = kg_push(example_store[0], *args)
+        assert second.returncode == 0, second.stderr
+        skipped = re.search(r"([\d,]+) unchanged since the last push", second.stderr)
+        assert skipped and int(skipped.group(1).replace(",", "")) >= done_before - 1
+        expected = local_counts(local)
+        assert graph_counts(server.url) == expected
+        assert sum(expected.values()) == local.count()
+        third = kg_push(example_store[0], *args)
+        assert "pushed 0 triples in 0 graph(s)" in third.stderr, third.stderr
+    finally:
+        server.stop()
+
+
+def test_push_to_virtuoso_with_digest_auth(
+    example_store: tuple[Path, Path], local: GraphStore, tmp_path: Path
+) -> None:
+    """`kg push` into a fresh Virtuoso through its authenticated Graph Store endpoint."""
+    reason = virtuoso_missing()
+    if reason:
+        pytest.skip(reason)
+    server = Virtuoso(tmp_path / "virtuoso")
+    try:
+        base = ["--endpoint", server.graph_store, "--state", str(tmp_path / "v.state")]
+        refused = kg_push(example_store[0], *base, "--user", "dba", "--password", "wrong")
+        assert refused.returncode == 1
+        assert "HTTP 401" in refused.stderr and "--user/--password" in refused.stderr
+        pushed = kg_push(example_store[0], *base, "--user", "dba", "--password", "dba")
+        assert pushed.returncode == 0, pushed.stderr
+        expected = local_counts(local)
+        counts = graph_counts(server.url)
+        assert {g: n for g, n in counts.items() if g in expected} == expected
+        assert set(expected) <= set(counts)
+    finally:
+        server.stop()
