@@ -205,7 +205,7 @@ def _graphs(store: GraphStore, graph: str | None, *, dataset: bool) -> _Graphs:
         return _Graphs([None], sorted(pending))  # the merge: every triple once, whole records
     names = sorted(g for g in store.named_graphs() if g not in pending)
     if store.derived_default():  # the merge is derived from the named graphs: not again
-        return _Graphs(names, sorted(pending))
+        return _Graphs([*names], sorted(pending))
     return _Graphs([None, *names], sorted(pending))
 
 

@@ -495,19 +495,55 @@ class EvaluationMapper(DumpMapper):
     def __init__(self, data: Any, ctx: Context) -> None:
         super().__init__(data, ctx)
         self.linked: set[tuple[str | None, str]] = set()
+        self.dump_key = segment(dump_name(ctx.source_file))
+        self.parts: list[Mapped] = []
+        # parts already mapped in this run (graph -> content hash): a table the task DAG
+        # lists under several parents is stated once, by its first copy
+        self.seen_parts: dict[str, str] = ctx.memo.setdefault("evaluation-parts", {})
 
-    def map(self) -> Mapped:
+    def map_all(self) -> list[Mapped]:
         name = self.root.text("task")
-        dump = segment(dump_name(self.ctx.source_file))
         children = self.map_task(self.root, None)
         if name:
             task = self.iris.task(pwc_slug(name) or name.strip())
-            graph = self.iris.dump_graph("evaluation", f"{dump}/{task.rsplit('/', 1)[1]}")
-            return self.entry(graph, task)
+            graph = self.iris.dump_graph(
+                "evaluation", f"{self.dump_key}/{task.rsplit('/', 1)[1]}"
+            )
+            return [self.entry(graph, task), *self.parts]
         # An unnamed top-level task only groups its subtasks: key it by their names.
         digest = hashlib.sha1(canonical_json(sorted(children)).encode()).hexdigest()[:12]
-        graph = self.iris.dump_graph("evaluation", f"{dump}/-unnamed-{digest}")
-        return self.entry(graph, min(children) if children else graph)
+        graph = self.iris.dump_graph("evaluation", f"{self.dump_key}/-unnamed-{digest}")
+        return [self.entry(graph, min(children) if children else graph), *self.parts]
+
+    def part(self, key: str, subject: str, where: str, mapper: Callable[[], None]) -> None:
+        """Map a dataset's description, or a task's table on a dataset, into a graph of its
+        own (`<dump>/dataset/…`, `<dump>/table/…`): its first copy in the run. So a result, a
+        leaderboard and a dataset are stated in one graph, not once per top-level task whose
+        tree lists them (docs/ontology.md, where triples live)."""
+        graph = self.iris.dump_graph("evaluation", f"{self.dump_key}/{key}")
+        outer, outer_linked = self.t, self.linked
+        self.t, self.linked = [], set()
+        try:
+            mapper()
+            body = list(dict.fromkeys(self.t))
+        finally:
+            self.t, self.linked = outer, outer_linked
+        digest = "sha256:" + hashlib.sha256("\n".join(sorted(body)).encode()).hexdigest()
+        earlier = self.seen_parts.get(graph)
+        if earlier is not None:
+            if earlier != digest:
+                self.skip(where, "restated with other content; its first copy is kept")
+            return
+        self.seen_parts[graph] = digest
+        g = iri(graph)
+        body += [
+            f"{g} {STD.type} {KG.DumpEntry}",
+            f"{g} {STD.type} {STD.prov_Entity}",
+            f"{g} {STD.primaryTopic} {iri(subject)}",
+            f"{g} {STD.wasDerivedFrom} {iri(self.dump)}",
+            f"{g} {KG.contentHash} {literal(digest)}",
+        ]
+        self.parts.append(Mapped(graph, subject, digest, body))
 
     def map_task(self, obj: Obj, parent: str | None) -> list[str]:
         """Map a task and its trees; an unnamed task maps only its subtasks (their IRIs)."""
@@ -554,28 +590,42 @@ class EvaluationMapper(DumpMapper):
         else:
             node, full_name = self.iris.subdataset(parent[1], slug), f"{parent[2]} / {name}"
         d = self.entity(node, KG.Dataset, STD.label, name)
-        if parent is not None:
-            self.add(d, KG.subdatasetOf, iri(parent[0]))
-        self.add(d, KG.usedForTask, t)
-        self.text(obj, "description", d, STD.description)
-        for i, citation in enumerate(obj.array("dataset_citations")):
-            if isinstance(citation, str):  # a citation text, or {title, url}
-                if citation.strip():
-                    self.add(d, STD.bibliographicCitation, literal(citation))
-            else:
-                self.titled_link(obj.child(f"dataset_citations[{i}]", citation), d)
-        self.titled_links(obj, "dataset_links", d)
-        sota = obj.obj("sota")
-        if sota is not None:
-            board = self.iris.leaderboard(t[1:-1], node)
-            b = iri(board)
-            self.add(b, STD.type, KG.Leaderboard)
-            self.add(b, KG.onTask, t)
-            self.add(b, KG.onDataset, d)
-            for metric in sota.texts("metrics"):
-                self.add(b, KG.leaderboardMetric, literal(metric))
-            for row in sota.objects("rows"):
-                self.map_row(row, t, d, board, task_name, full_name)
+        dataset_key = node.removeprefix(f"{self.iris.base}dataset/")
+
+        def describe() -> None:
+            if parent is not None:
+                self.add(d, KG.subdatasetOf, iri(parent[0]))
+            self.text(obj, "description", d, STD.description)
+            for i, citation in enumerate(obj.array("dataset_citations")):
+                if isinstance(citation, str):  # a citation text, or {title, url}
+                    if citation.strip():
+                        self.add(d, STD.bibliographicCitation, literal(citation))
+                else:
+                    self.titled_link(obj.child(f"dataset_citations[{i}]", citation), d)
+            self.titled_links(obj, "dataset_links", d)
+
+        board = self.iris.leaderboard(t[1:-1], node)
+
+        def table() -> None:
+            self.add(d, KG.usedForTask, t)
+            sota = obj.obj("sota")
+            if sota is not None:
+                b = iri(board)
+                self.add(b, STD.type, KG.Leaderboard)
+                self.add(b, KG.onTask, t)
+                self.add(b, KG.onDataset, d)
+                for metric in sota.texts("metrics"):
+                    self.add(b, KG.leaderboardMetric, literal(metric))
+                for row in sota.objects("rows"):
+                    self.map_row(row, t, d, board, task_name, full_name)
+
+        self.part(f"dataset/{dataset_key}", node, obj.where("dataset"), describe)
+        self.part(
+            f"table/{board.removeprefix(f'{self.iris.base}leaderboard/')}",
+            board,
+            obj.where("sota"),
+            table,
+        )
         for sub in obj.objects("subdatasets"):
             self.map_dataset(sub, t, task_name, (node, slug, name))
 
@@ -699,6 +749,10 @@ def entry_provenance(graph: str, subject: str, dump: str, unit_hash: str) -> lis
     ]
 
 
+def _evaluation(value: Any, ctx: Context) -> list[Mapped]:
+    return EvaluationMapper(value, ctx).map_all()
+
+
 def dump_units(kind: str) -> Callable[[Context], Iterable[Mapped]]:
     """The unit that describes a dump file itself: its `kg:Dump` node, in its own graph."""
 
@@ -735,5 +789,5 @@ DUMP_KINDS = (
     Kind(LINKS, _is_links, _one(LinkMapper), 0, dump_units(LINKS)),
     Kind(METHODS, _is_methods, _one(MethodMapper), 0, dump_units(METHODS)),
     Kind(DATASETS, _is_datasets, _one(DatasetMapper), 0, dump_units(DATASETS)),
-    Kind(EVALUATION, _is_evaluation, _one(EvaluationMapper), 2, dump_units(EVALUATION)),
+    Kind(EVALUATION, _is_evaluation, _evaluation, 2, dump_units(EVALUATION)),
 )

@@ -359,7 +359,9 @@ class GraphStore:
         pending = [
             q.subject.value
             for q in store.quads_for_pattern(None, KG_PENDING, None, journal)
-            if isinstance(q.subject, ox.NamedNode) and q.object.value == "true"
+            if isinstance(q.subject, ox.NamedNode)
+            and isinstance(q.object, ox.Literal)
+            and q.object.value == "true"
         ]
         if any(g == JOURNAL_GRAPH for g in pending):  # a rebuild of the merge was cut short
             self.rebuild_merge()
@@ -473,14 +475,10 @@ class GraphStore:
         named graph (`graph`, or a dataset format's graphs) also join the default graph's
         merge, in the same transaction."""
         try:
-            quads = list(
-                ox.parse(
-                    data,
-                    format=rdf_format(fmt),
-                    base_iri=base_iri,
-                    **({} if graph is None else {"default_graph": _graph(graph)}),
-                )
-            )
+            quads = [
+                q if graph is None else ox.Quad(q.subject, q.predicate, q.object, _graph(graph))
+                for q in ox.parse(data, format=rdf_format(fmt), base_iri=base_iri)
+            ]
         except SyntaxError as exc:
             raise KgError(f"the {fmt} input does not parse: {exc}") from None
         merged = [
@@ -757,9 +755,8 @@ class GraphStore:
         """The quads of one named graph, or of all of them: what the sources state, each
         statement in its graph (neither the journal nor the default graph's merge)."""
         if graph is None:
-            journal = sum(
-                1 for _ in self._store.quads_for_pattern(None, None, None, ox.NamedNode(JOURNAL_GRAPH))
-            )
+            journal_graph = ox.NamedNode(JOURNAL_GRAPH)
+            journal = sum(1 for _ in self._store.quads_for_pattern(None, None, None, journal_graph))
             merge = self.merge_size() if self.derived_default() else 0
             return len(self._store) - journal - merge
         return sum(1 for _ in self._store.quads_for_pattern(None, None, None, ox.NamedNode(graph)))
