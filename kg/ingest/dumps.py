@@ -497,9 +497,9 @@ class EvaluationMapper(DumpMapper):
         self.linked: set[tuple[str | None, str]] = set()
         self.dump_key = segment(dump_name(ctx.source_file))
         self.parts: list[Mapped] = []
-        # parts already mapped in this run (graph -> content hash): a table the task DAG
-        # lists under several parents is stated once, by its first copy
-        self.seen_parts: dict[str, str] = ctx.memo.setdefault("evaluation-parts", {})
+        # parts already mapped in this run (graph -> the triples stated, with their copies):
+        # a table the task DAG lists under several parents is stated once
+        self.seen_parts: dict[str, set[str]] = ctx.memo.setdefault("evaluation-parts", {})
 
     def map_all(self) -> list[Mapped]:
         name = self.root.text("task")
@@ -515,11 +515,13 @@ class EvaluationMapper(DumpMapper):
         graph = self.iris.dump_graph("evaluation", f"{self.dump_key}/-unnamed-{digest}")
         return [self.entry(graph, min(children) if children else graph), *self.parts]
 
-    def part(self, key: str, subject: str, where: str, mapper: Callable[[], None]) -> None:
+    def part(self, key: str, subject: str, mapper: Callable[[], None]) -> None:
         """Map a dataset's description, or a task's table on a dataset, into a graph of its
-        own (`<dump>/dataset/…`, `<dump>/table/…`): its first copy in the run. So a result, a
+        own (`<dump>/dataset/…`, `<dump>/table/…`), once per run. So a result, a
         leaderboard and a dataset are stated in one graph, not once per top-level task whose
-        tree lists them (docs/ontology.md, where triples live)."""
+        tree lists them (docs/ontology.md, where triples live). A later copy that says more
+        (the 2020 file has 8 tables with other rows elsewhere in the DAG) states what it
+        adds in a graph `…/-/<n>` beside the first."""
         graph = self.iris.dump_graph("evaluation", f"{self.dump_key}/{key}")
         outer, outer_linked = self.t, self.linked
         self.t, self.linked = [], set()
@@ -528,13 +530,18 @@ class EvaluationMapper(DumpMapper):
             body = list(dict.fromkeys(self.t))
         finally:
             self.t, self.linked = outer, outer_linked
+        stated = self.seen_parts.get(graph)
+        if stated is None:
+            self.seen_parts[graph] = set(body)
+        else:
+            body = [t for t in body if t not in stated]
+            if not body:
+                return  # the same table again
+            stated.update(body)
+            copies = self.seen_parts.setdefault(f"{graph}/-", set())
+            graph = f"{graph}/-/{len(copies) + 1}"
+            copies.add(graph)
         digest = "sha256:" + hashlib.sha256("\n".join(sorted(body)).encode()).hexdigest()
-        earlier = self.seen_parts.get(graph)
-        if earlier is not None:
-            if earlier != digest:
-                self.skip(where, "restated with other content; its first copy is kept")
-            return
-        self.seen_parts[graph] = digest
         g = iri(graph)
         body += [
             f"{g} {STD.type} {KG.DumpEntry}",
@@ -619,13 +626,8 @@ class EvaluationMapper(DumpMapper):
                 for row in sota.objects("rows"):
                     self.map_row(row, t, d, board, task_name, full_name)
 
-        self.part(f"dataset/{dataset_key}", node, obj.where("dataset"), describe)
-        self.part(
-            f"table/{board.removeprefix(f'{self.iris.base}leaderboard/')}",
-            board,
-            obj.where("sota"),
-            table,
-        )
+        self.part(f"dataset/{dataset_key}", node, describe)
+        self.part(f"table/{board.removeprefix(f'{self.iris.base}leaderboard/')}", board, table)
         for sub in obj.objects("subdatasets"):
             self.map_dataset(sub, t, task_name, (node, slug, name))
 

@@ -172,28 +172,35 @@ def _graph(iri: str | None) -> ox.NamedNode | ox.DefaultGraph:
 KG_PENDING = ox.NamedNode(KG.pendingLoad[1:-1])
 
 
-def _retraction(graphs: list[str], *, merged_back: bool) -> str:
-    """One SPARQL update that takes `graphs` out of the store: their triples leave the
-    default graph unless a graph that the journal does not list as pending still states
-    them, and the graphs are dropped. With `merged_back` (recovery) the triples of the
-    shared graphs the journal lists as merged into are first put back into the default
-    graph. Run as one update, it is one transaction."""
+def _retraction(graphs: list[str], *, journal: bool, merge_back: bool = False) -> str:
+    """One SPARQL update that takes graphs out of the store: their triples leave the
+    default graph unless a graph outside them still states them, and `graphs` are dropped.
+    Run as one update, it is one transaction.
+
+    With `journal`, the graphs retracted are those the journal lists as pending (a batch's,
+    whose new graphs are still empty) and "outside" means not listed so (an index lookup
+    per triple, however large the batch); else they are `graphs`. With `merge_back`
+    (recovery), the triples of the shared graphs the journal lists as merged into
+    (`_MERGING_SUFFIX`) are first put back into the default graph."""
     j = f"<{JOURNAL_GRAPH}>"
     parts = []
-    if merged_back:
+    if merge_back:
         parts.append(
             f"INSERT {{ ?s ?p ?o }} WHERE {{ GRAPH {j} {{ ?m {KG.pendingLoad} false }} "
             "GRAPH ?m { ?s ?p ?o } FILTER NOT EXISTS { ?s ?p ?o } }"
         )
+    if journal:
+        chosen = f"GRAPH {j} {{ ?g {KG.pendingLoad} true }}"
+        outside = f"FILTER NOT EXISTS {{ GRAPH {j} {{ ?h {KG.pendingLoad} true }} }}"
+    else:
+        chosen = f"VALUES ?g {{ {' '.join(f'<{g}>' for g in graphs)} }}"
+        outside = f"FILTER (?h NOT IN ({', '.join(f'<{g}>' for g in graphs)}))"
     parts.append(
-        f"DELETE {{ ?s ?p ?o }} WHERE {{ GRAPH {j} {{ ?g {KG.pendingLoad} true }} "
-        "GRAPH ?g { ?s ?p ?o } "
-        f"FILTER NOT EXISTS {{ GRAPH ?h {{ ?s ?p ?o }} FILTER (?h != {j}) "
-        f"FILTER NOT EXISTS {{ GRAPH {j} {{ ?h {KG.pendingLoad} true }} }} }} }}"
+        f"DELETE {{ ?s ?p ?o }} WHERE {{ {chosen} GRAPH ?g {{ ?s ?p ?o }} "
+        f"FILTER NOT EXISTS {{ GRAPH ?h {{ ?s ?p ?o }} FILTER (?h != {j}) {outside} }} }}"
     )
     parts.extend(f"DROP SILENT GRAPH <{g}>" for g in graphs)
     return " ;\n".join(parts)
-
 
 
 # --- the store ----------------------------------------------------------------------------
@@ -366,7 +373,7 @@ class GraphStore:
         if any(g == JOURNAL_GRAPH for g in pending):  # a rebuild of the merge was cut short
             self.rebuild_merge()
             return 0
-        store.update(_retraction(pending, merged_back=True))
+        store.update(_retraction(pending, journal=True, merge_back=True))
         store.remove_graph(journal)
         return len(pending)
 
@@ -445,7 +452,7 @@ class GraphStore:
                 format=ox.RdfFormat.N_QUADS,
             )
             if replace:  # the old versions leave their graphs and the merge, atomically
-                store.update(_retraction(replace, merged_back=False))
+                store.update(_retraction(replace, journal=True))
                 # journal and removals on disk before the new versions: the write-ahead
                 store.flush()  # log is not synced, and a power cut must not merge them
             try:
@@ -501,11 +508,8 @@ class GraphStore:
 
     def remove_graph(self, graph: str) -> None:
         """Drop a named graph; its triples leave the default graph unless another graph
-        still states them (journaled like a batch)."""
-        store = self._writable()
-        store.load(f"<{graph}>{_PENDING_SUFFIX}".encode(), format=ox.RdfFormat.N_QUADS)
-        store.update(_retraction([graph], merged_back=False))
-        store.remove_graph(ox.NamedNode(JOURNAL_GRAPH))
+        still states them (one transaction)."""
+        self._writable().update(_retraction([graph], journal=False))
 
     def update(self, sparql: str) -> None:
         try:
