@@ -541,15 +541,8 @@ class EvaluationMapper(DumpMapper):
             copies = self.seen_parts.setdefault(f"{graph}/-", set())
             graph = f"{graph}/-/{len(copies) + 1}"
             copies.add(graph)
-        digest = "sha256:" + hashlib.sha256("\n".join(sorted(body)).encode()).hexdigest()
-        g = iri(graph)
-        body += [
-            f"{g} {STD.type} {KG.DumpEntry}",
-            f"{g} {STD.type} {STD.prov_Entity}",
-            f"{g} {STD.primaryTopic} {iri(subject)}",
-            f"{g} {STD.wasDerivedFrom} {iri(self.dump)}",
-            f"{g} {KG.contentHash} {literal(digest)}",
-        ]
+        digest = content_hash(sorted(body))
+        body += entry_provenance(graph, subject, self.dump, digest)
         self.parts.append(Mapped(graph, subject, digest, body))
 
     def map_task(self, obj: Obj, parent: str | None) -> list[str]:
