@@ -494,7 +494,6 @@ class EvaluationMapper(DumpMapper):
 
     def __init__(self, data: Any, ctx: Context) -> None:
         super().__init__(data, ctx)
-        self.linked: set[tuple[str | None, str]] = set()
         self.dump_key = segment(dump_name(ctx.source_file))
         self.parts: list[Mapped] = []
         # parts already mapped in this run (graph -> the triples stated, with their copies):
@@ -523,13 +522,12 @@ class EvaluationMapper(DumpMapper):
         (the 2020 file has 8 tables with other rows elsewhere in the DAG) states what it
         adds in a graph `…/-/<n>` beside the first."""
         graph = self.iris.dump_graph("evaluation", f"{self.dump_key}/{key}")
-        outer, outer_linked = self.t, self.linked
-        self.t, self.linked = [], set()
+        outer, self.t = self.t, []
         try:
             mapper()
             body = list(dict.fromkeys(self.t))
         finally:
-            self.t, self.linked = outer, outer_linked
+            self.t = outer
         stated = self.seen_parts.get(graph)
         if stated is None:
             self.seen_parts[graph] = set(body)
@@ -636,11 +634,24 @@ class EvaluationMapper(DumpMapper):
         paper_iri: str | None = None
         if slug or arxiv or title:
             paper_iri = self.ctx.paper(slug=slug, arxiv=arxiv, title=title, year=_year(date))
-            p = iri(paper_iri)
-            self.paper_node(p, slug=slug, arxiv=arxiv, title=title, date=date)
-            page = self.soft_url(url, row.where("paper_url")) if not (arxiv or slug) else None
-            if page:
-                self.add(p, STD.seeAlso, iri(page))
+            p, paper = iri(paper_iri), paper_iri
+
+            def describe() -> None:  # the paper as the row names it, with its code
+                self.paper_node(p, slug=slug, arxiv=arxiv, title=title, date=date)
+                page = self.soft_url(url, row.where("paper_url")) if not (arxiv or slug) else None
+                if page:
+                    self.add(p, STD.seeAlso, iri(page))
+                for link in row.objects("code_links"):
+                    link_url, link_title = link.text("url"), link.text("title")
+                    where = link.where("url")
+                    if not link_url or self.soft_repo(link_url, where) is None:
+                        continue
+                    node = self.code_link(p, paper, link_url, where)
+                    if link_title:
+                        self.add(node, STD.label, literal(link_title))
+
+            # stated once per run, not once per table that cites it
+            self.part(f"paper/{paper_iri.removeprefix(self.iris.base)}", paper_iri, describe)
         results = []
         metrics = row.obj("metrics")
         for metric, value in metrics.items() if metrics is not None else ():
@@ -662,22 +673,14 @@ class EvaluationMapper(DumpMapper):
             self.add_metric(node, metric, raw)
             self.flag(row, "uses_additional_data", node, KG.usesAdditionalData)
             self.titled_links(row, "model_links", node)
-        for link in row.objects("code_links"):
-            link_url, title = link.text("url"), link.text("title")
+        for link in row.objects("code_links") if paper_iri is None else ():
+            link_url, _ = link.text("url"), link.text("title")  # no paper to label the link
             where = link.where("url")
             if not link_url or self.soft_repo(link_url, where) is None:
                 continue
-            if (paper_iri, link_url) in self.linked:
-                continue  # the same paper's code again, in another row of this tree
-            self.linked.add((paper_iri, link_url))
-            if paper_iri is not None:
-                node = self.code_link(iri(paper_iri), paper_iri, link_url, where)
-                if title:
-                    self.add(node, STD.label, literal(title))
-            else:
-                repo = self.repo(self.repo_ref(link_url, where))
-                for result in results:
-                    self.add(result, KG.repository, repo)
+            repo = self.repo(self.repo_ref(link_url, where))
+            for result in results:
+                self.add(result, KG.repository, repo)
         row.raw("model_links")  # read with the results (a row may have none)
         row.raw("uses_additional_data")
 
