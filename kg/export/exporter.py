@@ -184,6 +184,7 @@ class _Graphs:
 
     order: list[str | None]
     skipped: list[str]
+    own_default: bool = False  # the default graph is the merge: read only its own triples
 
 
 def _graphs(store: GraphStore, graph: str | None, *, dataset: bool) -> _Graphs:
@@ -205,6 +206,8 @@ def _graphs(store: GraphStore, graph: str | None, *, dataset: bool) -> _Graphs:
         return _Graphs([None], sorted(pending))  # the merge: every triple once, whole records
     names = sorted(g for g in store.named_graphs() if g not in pending)
     if store.derived_default():  # the merge is derived from the named graphs: not again
+        if store.has_own_default():  # but what a SPARQL update stated there is kept
+            return _Graphs([None, *names], sorted(pending), own_default=True)
         return _Graphs([*names], sorted(pending))
     return _Graphs([None, *names], sorted(pending))
 
@@ -224,7 +227,7 @@ class _Reader:
         """Each graph that holds triples, with its N-Triples lines in a sorter."""
         for graph in self.graphs.order:
             sorter = _Sorter(self.budget)
-            self.store.graph_ntriples(graph, sorter)
+            self.store.graph_ntriples(graph, sorter, own=self.graphs.own_default)
             if sorter.total:
                 self.nonempty += 1
                 yield graph, sorter

@@ -170,6 +170,17 @@ def _graph(iri: str | None) -> ox.NamedNode | ox.DefaultGraph:
 
 
 KG_PENDING = ox.NamedNode(KG.pendingLoad[1:-1])
+#: A default-graph triple that no named graph states (the journal aside).
+_OWN_PATTERN = (
+    "?s ?p ?o FILTER NOT EXISTS { GRAPH ?g { ?s ?p ?o } "
+    f"FILTER (?g != <{JOURNAL_GRAPH}>) }}"
+)
+_OWN_DEFAULT = f"CONSTRUCT {{ ?s ?p ?o }} WHERE {{ {_OWN_PATTERN} }}"
+#: What keeps the default graph a superset of the named graphs after a SPARQL update.
+_MERGE_MISSING = (
+    "INSERT { ?s ?p ?o } WHERE { GRAPH ?g { ?s ?p ?o } "
+    f"FILTER (?g != <{JOURNAL_GRAPH}>) FILTER NOT EXISTS {{ ?s ?p ?o }} }}"
+)
 
 
 def _retraction(graphs: list[str], *, journal: bool, merge_back: bool = False) -> str:
@@ -512,8 +523,11 @@ class GraphStore:
         self._writable().update(_retraction([graph], journal=False))
 
     def update(self, sparql: str) -> None:
+        """Run a SPARQL update; in the same transaction, what it inserted into named graphs
+        joins the default graph's merge (a scan of the named graphs). What it deletes from a
+        named graph stays in the merge: drop or re-ingest graphs through kg for that."""
         try:
-            self._writable().update(sparql)
+            self._writable().update(f"{sparql}\n;\n{_MERGE_MISSING}")
         except SyntaxError as exc:
             raise QuerySyntaxError(str(exc)) from None
 
@@ -799,13 +813,17 @@ class GraphStore:
             self._store.dump(target, format=rfmt, from_graph=ox.NamedNode(graph), **kwargs)
         elif rfmt.supports_datasets:
             skip_default = self.derived_default() and not include_merge
-            quads = (
-                q
-                for q in self._store
-                if not (
-                    isinstance(q.graph_name, ox.NamedNode) and q.graph_name.value == JOURNAL_GRAPH
-                )
-                and not (skip_default and isinstance(q.graph_name, ox.DefaultGraph))
+            quads = itertools.chain(
+                (
+                    q
+                    for q in self._store
+                    if not (
+                        isinstance(q.graph_name, ox.NamedNode)
+                        and q.graph_name.value == JOURNAL_GRAPH
+                    )
+                    and not (skip_default and isinstance(q.graph_name, ox.DefaultGraph))
+                ),
+                (ox.Quad(t.subject, t.predicate, t.object) for t in self._own(skip_default)),
             )
             ox.serialize(quads, target, format=rfmt, **kwargs)
         elif self.keeps_merge():
@@ -828,6 +846,21 @@ class GraphStore:
             if skip_default and isinstance(q.graph_name, ox.DefaultGraph):
                 continue
             yield f"{q} .\n"
+        for triple in self._own(skip_default):  # the default graph's own statements
+            yield f"{triple} .\n"
+
+    def _own(self, wanted: bool) -> Iterator[ox.Triple]:
+        """The default graph's own triples (see `has_own_default`), when `wanted`."""
+        if wanted:
+            result = self._store.query(_OWN_DEFAULT)
+            assert isinstance(result, ox.QueryTriples)
+            yield from result
+
+    def has_own_default(self) -> bool:
+        """Whether the default graph states triples that no named graph states (written by
+        a SPARQL update or `load` into the default graph): dataset exports keep those."""
+        result = self._store.query(f"ASK {{ {_OWN_PATTERN} }}")
+        return bool(result)
 
     def merge_ntriples(self) -> Iterator[str]:
         """The default graph (the merge) as N-Triples lines, in store order."""
@@ -847,9 +880,13 @@ class GraphStore:
             if isinstance(q.subject, ox.NamedNode)
         }
 
-    def graph_ntriples(self, graph: str | None, out: BinaryWriter) -> None:
+    def graph_ntriples(self, graph: str | None, out: BinaryWriter, *, own: bool = False) -> None:
         """One graph's triples (None: the default graph) as N-Triples lines, written natively
-        into `out` in 8 KiB pieces, in store order."""
+        into `out` in 8 KiB pieces, in store order. With `own`, only the default graph's
+        triples that no named graph states (its own statements, not the merge's copies)."""
+        if graph is None and own:
+            ox.serialize(self._store.query(_OWN_DEFAULT), out, format=ox.RdfFormat.N_TRIPLES)  # type: ignore[arg-type]
+            return
         self._store.dump(out, format=ox.RdfFormat.N_TRIPLES, from_graph=_graph(graph))  # type: ignore[arg-type]
 
     def subject_lines_by_graph(self, subject: bytes) -> dict[str | None, list[bytes]]:
