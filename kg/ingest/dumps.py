@@ -514,7 +514,7 @@ class EvaluationMapper(DumpMapper):
         graph = self.iris.dump_graph("evaluation", f"{self.dump_key}/-unnamed-{digest}")
         return [self.entry(graph, min(children) if children else graph), *self.parts]
 
-    def part(self, key: str, subject: str, mapper: Callable[[], None]) -> None:
+    def part(self, key: str, subject: str, source: Any, mapper: Callable[[], None]) -> None:
         """Map a dataset's description, or a task's table on a dataset, into a graph of its
         own (`<dump>/dataset/…`, `<dump>/table/…`), once per run. So a result, a
         leaderboard and a dataset are stated in one graph, not once per top-level task whose
@@ -539,7 +539,9 @@ class EvaluationMapper(DumpMapper):
             copies = self.seen_parts.setdefault(f"{graph}/-", set())
             graph = f"{graph}/-/{len(copies) + 1}"
             copies.add(graph)
-        digest = content_hash(sorted(body))
+        # hashed from the source's JSON, like every entry: a paper renamed since (an alias)
+        # leaves the part unchanged
+        digest = content_hash({"copy": graph, "source": source})
         body += entry_provenance(graph, subject, self.dump, digest)
         self.parts.append(Mapped(graph, subject, digest, body))
 
@@ -617,8 +619,11 @@ class EvaluationMapper(DumpMapper):
                 for row in sota.objects("rows"):
                     self.map_row(row, t, d, board, task_name, full_name)
 
-        self.part(f"dataset/{dataset_key}", node, describe)
-        self.part(f"table/{board.removeprefix(f'{self.iris.base}leaderboard/')}", board, table)
+        raw = obj._data  # the part's source, hashed
+        described = {k: v for k, v in raw.items() if k not in ("sota", "subdatasets")}
+        self.part(f"dataset/{dataset_key}", node, [parent, described], describe)
+        table_key = board.removeprefix(f"{self.iris.base}leaderboard/")
+        self.part(f"table/{table_key}", board, [task_name, full_name, raw.get("sota")], table)
         for sub in obj.objects("subdatasets"):
             self.map_dataset(sub, t, task_name, (node, slug, name))
 
@@ -651,7 +656,10 @@ class EvaluationMapper(DumpMapper):
                         self.add(node, STD.label, literal(link_title))
 
             # stated once per run, not once per table that cites it
-            self.part(f"paper/{paper_iri.removeprefix(self.iris.base)}", paper_iri, describe)
+            key = self.paper_key(slug, arxiv, title, _year(date))  # never changes with aliases
+            fields = ("paper_title", "paper_url", "paper_date", "code_links")
+            source = {k: row.raw(k) for k in fields}
+            self.part(f"paper/{key}", paper_iri, source, describe)
         results = []
         metrics = row.obj("metrics")
         for metric, value in metrics.items() if metrics is not None else ():

@@ -573,7 +573,8 @@ class GraphStore:
         """Rewrite each `old` IRI to `new` in every graph, in one atomic update.
 
         Nodes minted beneath `old` (`old/result/…`, found by following its links) move with
-        it. Returns how many quads were rewritten.
+        it, in the named graphs and in the default graph's merge. Returns how many quads of the
+        named graphs were rewritten.
         """
         store = self._writable()
         journal = ox.NamedNode(JOURNAL_GRAPH)
@@ -621,7 +622,7 @@ class GraphStore:
             ox.Quad(moved(q.subject), q.predicate, moved(q.object), q.graph_name) for q in found
         ]
         store.update(f"DELETE DATA {{ {data(found)} }} ;\nINSERT DATA {{ {data(new)} }}")
-        return len(found)
+        return sum(1 for q in found if isinstance(q.graph_name, ox.NamedNode))  # not the merge
 
     def _dataset(
         self,
