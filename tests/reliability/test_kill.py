@@ -116,7 +116,8 @@ def check_after_kill(
     # A reader opens the crashed store before anyone recovers it: it never sees half a
     # record (each bulk load is one atomic ingestion of its files).
     with GraphStore.open(store_dir, read_only=True) as reader:
-        journal = f"SELECT ?g {{ GRAPH <{JOURNAL_GRAPH}> {{ ?g ?p ?o }} }}"
+        # the graphs being loaded (`true`); the entities graph it merges into is `false`
+        journal = f"SELECT ?g {{ GRAPH <{JOURNAL_GRAPH}> {{ ?g {KG.pendingLoad} true }} }}"
         pending = {g for (g,) in select(reader, journal) if g is not None}
         for graph, size in graph_sizes(reader).items():
             if graph.startswith(RECORD_GRAPHS):
