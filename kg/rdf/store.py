@@ -176,10 +176,13 @@ _OWN_PATTERN = (
     f"FILTER (?g != <{JOURNAL_GRAPH}>) }}"
 )
 _OWN_DEFAULT = f"CONSTRUCT {{ ?s ?p ?o }} WHERE {{ {_OWN_PATTERN} }}"
-#: What keeps the default graph a superset of the named graphs after a SPARQL update.
+#: What keeps the default graph a superset of the named graphs after a SPARQL update (not
+#: of a graph the journal lists: a batch in flight joins the merge once it is whole).
 _MERGE_MISSING = (
     "INSERT { ?s ?p ?o } WHERE { GRAPH ?g { ?s ?p ?o } "
-    f"FILTER (?g != <{JOURNAL_GRAPH}>) FILTER NOT EXISTS {{ ?s ?p ?o }} }}"
+    f"FILTER (?g != <{JOURNAL_GRAPH}>) "
+    f"FILTER NOT EXISTS {{ GRAPH <{JOURNAL_GRAPH}> {{ ?g ?flag ?v }} }} "
+    "FILTER NOT EXISTS { ?s ?p ?o } }"
 )
 
 
