@@ -5,13 +5,16 @@ it and in whatever order it was loaded: the default graph, then the named graphs
 each graph's triples sorted by their N-Triples text. Dataset formats (N-Quads, TriG) write
 each graph in turn.
 
-Union. Formats without named graphs (N-Triples, Turtle, RDF/XML, JSON-LD) write the union
-of all graphs, each triple once, in one pass: a Bloom filter remembers the subjects written
-so far, and a subject seen again (the dump graphs share each paper's IRI; records share
-none) has its triples read from the store once, so that each line is written by the first
-graph that holds it. Within a graph a subject's triples come together. JSON-LD writes one
-object per entity: a first pass finds the subjects several graphs describe (a 64-bit hash
-per graph and subject), and those are written whole, where they first occur.
+Union. Formats without named graphs (N-Triples, Turtle, RDF/XML, JSON-LD) write the
+store's default graph, which is the RDF merge of all graphs (each triple once, kept by
+kg.rdf.store on every write), so one sorted pass over one graph suffices. For a store
+written before kg kept the merge, they read every graph and write each triple once: a
+Bloom filter remembers the subjects written so far, and a subject seen again has its
+triples read from the store once, so that each line is written by the first graph that
+holds it. JSON-LD writes one object per entity: a first pass finds the subjects several
+graphs describe (a 64-bit hash per graph and subject), and those are written whole, where
+they first occur. Dataset formats (N-Quads, TriG) write the named graphs, what each source
+stated; the default graph's merge is derived from them, so it is not written again.
 
 Memory. Oxigraph writes each graph's N-Triples natively into a sorter that keeps at most
 the sort budget in memory and spills sorted runs of a larger graph to temporary files,
@@ -181,9 +184,10 @@ class _Graphs:
 
     order: list[str | None]
     skipped: list[str]
+    own_default: bool = False  # the default graph is the merge: read only its own triples
 
 
-def _graphs(store: GraphStore, graph: str | None) -> _Graphs:
+def _graphs(store: GraphStore, graph: str | None, *, dataset: bool) -> _Graphs:
     if graph is not None:
         if graph == JOURNAL_GRAPH:
             raise UsageError("the journal graph is kg's own bookkeeping and is never exported")
@@ -198,7 +202,13 @@ def _graphs(store: GraphStore, graph: str | None) -> _Graphs:
             )
         return _Graphs([graph], [])
     pending = store.pending_graphs()
+    if not dataset and store.keeps_merge():
+        return _Graphs([None], sorted(pending))  # the merge: every triple once, whole records
     names = sorted(g for g in store.named_graphs() if g not in pending)
+    if store.derived_default():  # the merge is derived from the named graphs: not again
+        if store.has_own_default():  # but what a SPARQL update stated there is kept
+            return _Graphs([None, *names], sorted(pending), own_default=True)
+        return _Graphs([*names], sorted(pending))
     return _Graphs([None, *names], sorted(pending))
 
 
@@ -217,7 +227,7 @@ class _Reader:
         """Each graph that holds triples, with its N-Triples lines in a sorter."""
         for graph in self.graphs.order:
             sorter = _Sorter(self.budget)
-            self.store.graph_ntriples(graph, sorter)
+            self.store.graph_ntriples(graph, sorter, own=self.graphs.own_default)
             if sorter.total:
                 self.nonempty += 1
                 yield graph, sorter
@@ -476,7 +486,7 @@ def export(
     """Write the store (or the named graph `graph`) to `out` in `fmt`, deterministically."""
     start = time.perf_counter()
     spec = export_format(fmt)
-    graphs = _graphs(store, graph)
+    graphs = _graphs(store, graph, dataset=spec.dataset)
     reader = _Reader(store, graphs, sort_budget)
     if spec.name == "nquads":
         for name, batch in reader.graphs_lines():

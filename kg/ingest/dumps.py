@@ -519,20 +519,56 @@ class EvaluationMapper(DumpMapper):
 
     def __init__(self, data: Any, ctx: Context) -> None:
         super().__init__(data, ctx)
-        self.linked: set[tuple[str | None, str]] = set()
+        self.dump_key = segment(dump_name(ctx.source_file))
+        self.parts: list[Mapped] = []
+        # parts already mapped in this run (graph -> the triples stated, with their copies):
+        # a table the task DAG lists under several parents is stated once
+        self.seen_parts: dict[str, set[str]] = ctx.memo.setdefault("evaluation-parts", {})
 
-    def map(self) -> Mapped:
+    def map_all(self) -> list[Mapped]:
         name = self.root.text("task")
-        dump = segment(dump_name(self.ctx.source_file))
         children = self.map_task(self.root, None)
         if name:
             task = self.iris.task(pwc_slug(name) or name.strip())
-            graph = self.iris.dump_graph("evaluation", f"{dump}/{task.rsplit('/', 1)[1]}")
-            return self.entry(graph, task)
+            graph = self.iris.dump_graph(
+                "evaluation", f"{self.dump_key}/{task.rsplit('/', 1)[1]}"
+            )
+            return [self.entry(graph, task), *self.parts]
         # An unnamed top-level task only groups its subtasks: key it by their names.
         digest = hashlib.sha1(canonical_json(sorted(children)).encode()).hexdigest()[:12]
-        graph = self.iris.dump_graph("evaluation", f"{dump}/-unnamed-{digest}")
-        return self.entry(graph, min(children) if children else graph)
+        graph = self.iris.dump_graph("evaluation", f"{self.dump_key}/-unnamed-{digest}")
+        return [self.entry(graph, min(children) if children else graph), *self.parts]
+
+    def part(self, key: str, subject: str, source: Any, mapper: Callable[[], None]) -> None:
+        """Map a dataset's description, or a task's table on a dataset, into a graph of its
+        own (`<dump>/dataset/…`, `<dump>/table/…`), once per run. So a result, a
+        leaderboard and a dataset are stated in one graph, not once per top-level task whose
+        tree lists them (docs/ontology.md, where triples live). A later copy that says more
+        (the 2020 file has 8 tables with other rows elsewhere in the DAG) states what it
+        adds in a graph `…/-/<n>` beside the first."""
+        graph = self.iris.dump_graph("evaluation", f"{self.dump_key}/{key}")
+        outer, self.t = self.t, []
+        try:
+            mapper()
+            body = list(dict.fromkeys(self.t))
+        finally:
+            self.t = outer
+        stated = self.seen_parts.get(graph)
+        if stated is None:
+            self.seen_parts[graph] = set(body)
+        else:
+            body = [t for t in body if t not in stated]
+            if not body:
+                return  # the same table again
+            stated.update(body)
+            copies = self.seen_parts.setdefault(f"{graph}/-", set())
+            graph = f"{graph}/-/{len(copies) + 1}"
+            copies.add(graph)
+        # hashed from the source's JSON, like every entry: a paper renamed since (an alias)
+        # leaves the part unchanged
+        digest = content_hash({"copy": graph, "source": source})
+        body += entry_provenance(graph, subject, self.dump, digest)
+        self.parts.append(Mapped(graph, subject, digest, body))
 
     def map_task(self, obj: Obj, parent: str | None, inherited: tuple[str, ...] = ()) -> list[str]:
         """Map a task and its trees; an unnamed task maps only its subtasks (their IRIs).
@@ -602,29 +638,41 @@ class EvaluationMapper(DumpMapper):
         else:
             node, full_name = self.iris.subdataset(parent[1], slug), f"{parent[2]} / {name}"
         d = self.entity(node, KG.Dataset, STD.label, name)
-        if parent is not None:
-            self.add(d, KG.subdatasetOf, iri(parent[0]))
-        self.add(d, KG.usedForTask, t)
-        self.text(obj, "description", d, STD.description)
-        for i, citation in enumerate(obj.array("dataset_citations")):
-            if isinstance(citation, str):  # a citation text, or {title, url}
-                if citation.strip():
-                    self.add(d, STD.bibliographicCitation, literal(citation))
-            else:
-                self.titled_link(obj.child(f"dataset_citations[{i}]", citation), d)
-        self.titled_links(obj, "dataset_links", d)
-        sota = obj.obj("sota")
-        if sota is not None:
-            board = self.iris.leaderboard(t[1:-1], node)
-            b = iri(board)
-            self.add(b, STD.type, KG.Leaderboard)
-            self.add(b, KG.onTask, t)
-            self.add(b, KG.onDataset, d)
-            self.add(b, STD.label, literal(f"{task_name} on {full_name}"))
-            for metric in sota.texts("metrics"):
-                self.add(b, KG.leaderboardMetric, literal(clean_name(metric)))
-            for row in sota.objects("rows"):
-                self.map_row(row, t, d, board, task_name, full_name)
+        dataset_key = node.removeprefix(f"{self.iris.base}dataset/")
+
+        def describe() -> None:
+            if parent is not None:
+                self.add(d, KG.subdatasetOf, iri(parent[0]))
+            self.text(obj, "description", d, STD.description)
+            for i, citation in enumerate(obj.array("dataset_citations")):
+                if isinstance(citation, str):  # a citation text, or {title, url}
+                    if citation.strip():
+                        self.add(d, STD.bibliographicCitation, literal(citation))
+                else:
+                    self.titled_link(obj.child(f"dataset_citations[{i}]", citation), d)
+            self.titled_links(obj, "dataset_links", d)
+
+        board = self.iris.leaderboard(t[1:-1], node)
+
+        def table() -> None:
+            self.add(d, KG.usedForTask, t)
+            sota = obj.obj("sota")
+            if sota is not None:
+                b = iri(board)
+                self.add(b, STD.type, KG.Leaderboard)
+                self.add(b, KG.onTask, t)
+                self.add(b, KG.onDataset, d)
+                self.add(b, STD.label, literal(f"{task_name} on {full_name}"))
+                for metric in sota.texts("metrics"):
+                    self.add(b, KG.leaderboardMetric, literal(clean_name(metric)))
+                for row in sota.objects("rows"):
+                    self.map_row(row, t, d, board, task_name, full_name)
+
+        raw = obj.source  # the part's source, hashed
+        described = {k: v for k, v in raw.items() if k not in ("sota", "subdatasets")}
+        self.part(f"dataset/{dataset_key}", node, [parent, described], describe)
+        table_key = board.removeprefix(f"{self.iris.base}leaderboard/")
+        self.part(f"table/{table_key}", board, [task_name, full_name, raw.get("sota")], table)
         for sub in obj.objects("subdatasets"):
             self.map_dataset(sub, t, task_name, (node, slug, name))
 
@@ -646,10 +694,30 @@ class EvaluationMapper(DumpMapper):
         page = self.soft_url(url, row.where("paper_url")) if url and not (arxiv or slug) else None
         if slug or arxiv or title:
             paper_iri = self.ctx.paper(slug=slug, arxiv=arxiv, title=title, year=_year(date))
-            p = iri(paper_iri)
-            self.paper_node(p, slug=slug, arxiv=arxiv, title=title, date=date)
-            if page:
-                self.add(p, STD.seeAlso, iri(page))
+            p, paper = iri(paper_iri), paper_iri
+
+            def describe() -> None:  # the paper as the row names it, with its code
+                self.paper_node(p, slug=slug, arxiv=arxiv, title=title, date=date)
+                if page:
+                    self.add(p, STD.seeAlso, iri(page))
+                for link in row.objects("code_links"):
+                    link_url, link_title = link.text("url"), link.text("title")
+                    where = link.where("url")
+                    if not link_url:
+                        if link_title:
+                            self.skip(link.where("title"), "a code link with no URL")
+                        continue
+                    if self.soft_repo(link_url, where) is None:
+                        continue
+                    node = self.code_link(p, paper, link_url, where)
+                    if link_title:
+                        self.add(node, STD.label, literal(link_title))
+
+            # stated once per run, not once per table that cites it
+            key = self.paper_key(slug, arxiv, title, _year(date))  # never changes with aliases
+            fields = ("paper_title", "paper_url", "paper_date", "code_links")
+            source = {k: row.raw(k) for k in fields}
+            self.part(f"paper/{key}", paper_iri, source, describe)
         elif date:
             self.skip(row.where("paper_date"), "the row names no paper to date")
         results = []
@@ -677,26 +745,21 @@ class EvaluationMapper(DumpMapper):
             self.add_metric(node, metric_name, raw)
             self.flag(row, "uses_additional_data", node, KG.usesAdditionalData)
             self.titled_links(row, "model_links", node)
-        for link in row.objects("code_links"):
-            link_url, title = link.text("url"), link.text("title")
+        for link in row.objects("code_links") if paper_iri is None else ():
+            link_url, link_title = link.text("url"), link.text("title")  # no paper to label it
             where = link.where("url")
             if not link_url:
-                if title:
+                if link_title:
                     self.skip(link.where("title"), "a code link with no URL")
                 continue
             ref = self.soft_repo(link_url, where)
             if ref is None:
                 continue
-            if paper_iri is None:
-                repo = self.repo(ref)
-                for result in results:
-                    self.add(result, KG.repository, repo)
-                if title:
-                    self.skip(link.where("title"), "the row names no paper to hold a code link")
-                continue
-            node = self.code_link(iri(paper_iri), paper_iri, link_url, where)
-            if title:
-                self.add(node, STD.label, literal(title))
+            repo = self.repo(ref)
+            for result in results:
+                self.add(result, KG.repository, repo)
+            if link_title:
+                self.skip(link.where("title"), "the row names no paper to hold a code link")
         row.raw("model_links")  # read with the results (a row may have none)
         row.raw("uses_additional_data")
 
@@ -763,6 +826,10 @@ def entry_provenance(graph: str, subject: str, dump: str, unit_hash: str) -> lis
     ]
 
 
+def _evaluation(value: Any, ctx: Context) -> list[Mapped]:
+    return EvaluationMapper(value, ctx).map_all()
+
+
 def dump_units(kind: str) -> Callable[[Context], Iterable[Mapped]]:
     """The unit that describes a dump file itself: its `kg:Dump` node, in its own graph."""
 
@@ -813,5 +880,5 @@ DUMP_KINDS = (
     Kind(LINKS, _is_links, _one(LinkMapper), 0, dump_units(LINKS)),
     Kind(METHODS, _is_methods, _one(MethodMapper), 0, dump_units(METHODS)),
     Kind(DATASETS, _is_datasets, _one(DatasetMapper), 0, dump_units(DATASETS)),
-    Kind(EVALUATION, _is_evaluation, _one(EvaluationMapper), 2, dump_units(EVALUATION)),
+    Kind(EVALUATION, _is_evaluation, _evaluation, 2, dump_units(EVALUATION)),
 )

@@ -100,6 +100,12 @@ class Obj:
         self._seen.add(key)
         return self._data.get(key)
 
+    @property
+    def source(self) -> dict[str, Any]:
+        """The whole object as read (for hashing what a part was mapped from); reading it
+        marks no key as seen."""
+        return dict(self._data)
+
     def _wrong(self, key: str, expected: str, value: Any) -> RecordError:
         return RecordError(f"expected {expected}, got {_type_name(value)}", field=self.where(key))
 

@@ -271,7 +271,9 @@ class Ingestor:
         if writes:
             data, quads = self._batch_nquads(writes)
             graphs = [u.mapped.graph for u in writes]
-            future = self._writer.submit(self.store.write_batch, data, graphs, replace)
+            future = self._writer.submit(
+                self.store.write_batch, data, graphs, replace, [self._entities]
+            )
             self._in_flight = (future, writes, replace, quads)
         else:
             self._in_flight = (None, writes, replace, 0)
@@ -321,7 +323,9 @@ class Ingestor:
     def _write(self, writes: list[_Unit], replace: list[str]) -> None:
         text = "".join(u.mapped.nquads(self._entities) for u in writes)
         try:
-            self.store.write_batch(text.encode("utf-8"), [u.mapped.graph for u in writes], replace)
+            self.store.write_batch(
+                text.encode("utf-8"), [u.mapped.graph for u in writes], replace, [self._entities]
+            )
             self.report.quads += sum(len(u.mapped.triples) + len(u.mapped.shared) for u in writes)
         except StoreError:
             if len(writes) == 1:  # a mapping bug produced bad N-Quads: report, keep going

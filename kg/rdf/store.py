@@ -3,17 +3,30 @@
 Everything else in kg works with N-Quads text, format names and `kg.rdf.results` terms, so a
 change in pyoxigraph's API is absorbed here.
 
+Where triples live. Each record and dump entry states its triples in its own named graph
+(provenance); shared entity declarations live in one entities graph. Oxigraph's real
+default graph holds the RDF merge of all of them: every distinct triple once. Queries
+without FROM / GRAPH read that default graph, so `COUNT(*)` counts each fact once
+(pyoxigraph's `use_default_graph_as_union` is a bag: a triple in n graphs matches n times).
+The store keeps the merge exact on every write (`write_batch`, `load`, `recover`).
+
 Writes go through `write_batch`, which makes Oxigraph's fast but non-transactional bulk
 loader crash-safe with an intent journal:
 
-1. the graphs of the batch are listed in the journal graph (one atomic write);
-2. the old versions of changed records are dropped;
-3. the batch is bulk-loaded;
-4. the journal is cleared (one atomic write).
+1. the graphs of the batch are listed in the journal graph (one atomic write), and so are
+   the shared graphs it merges into;
+2. one atomic update retracts the old versions of changed records: their triples leave the
+   default graph unless a graph outside the batch still states them, and their graphs go;
+3. the batch is bulk-loaded into its named graphs;
+4. then the batch's triples are bulk-loaded into the default graph (a set: a triple already
+   there stays once);
+5. the journal is cleared (one atomic write).
 
-A writer that opens a store whose journal is not empty (a crash between 1 and 4) drops the
-listed graphs first, so each record is either wholly present or wholly absent, and running
-the same ingest again converges.
+A writer that opens a store whose journal is not empty (a crash between 1 and 5) runs the
+retraction of step 2 on every listed graph and drops them, and puts back into the default
+graph any triple of a listed shared graph it lacks. Every triple in the default graph after
+step 4 began belongs to a listed graph, so each record is either wholly present or wholly
+absent, in its graph and in the default graph, and running the same ingest again converges.
 """
 
 from __future__ import annotations
@@ -22,6 +35,7 @@ import hashlib
 import io
 import itertools
 import os
+import re
 import shutil
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -51,6 +65,14 @@ JOURNAL_GRAPH = "urn:x-kg:journal"
 _PENDING_SUFFIX = (
     f' {KG.pendingLoad} "true"^^<http://www.w3.org/2001/XMLSchema#boolean> <{JOURNAL_GRAPH}> .\n'
 )
+#: A shared graph the batch set-merges into (the entities graph): recovery keeps it and
+#: puts its triples back into the default graph.
+_MERGING_SUFFIX = (
+    f' {KG.pendingLoad} "false"^^<http://www.w3.org/2001/XMLSchema#boolean> <{JOURNAL_GRAPH}> .\n'
+)
+#: Every N-Quads line ends with its graph's IRI: replaced, the line is an N-Triples line of
+#: the default graph (literals escape newlines, so the pattern only matches line ends).
+_GRAPH_AT_END = re.compile(rb" <[^<>\n]*> \.\n")
 T = TypeVar("T")
 #: Where read-only snapshots pin their files (see GraphStore._open_snapshot).
 READERS_DIR = ".kg-readers"
@@ -156,6 +178,54 @@ def _graph(iri: str | None) -> ox.NamedNode | ox.DefaultGraph:
     return ox.DefaultGraph() if iri is None else ox.NamedNode(iri)
 
 
+KG_PENDING = ox.NamedNode(KG.pendingLoad[1:-1])
+#: A default-graph triple that no named graph states (the journal aside).
+_OWN_PATTERN = (
+    "?s ?p ?o FILTER NOT EXISTS { GRAPH ?g { ?s ?p ?o } "
+    f"FILTER (?g != <{JOURNAL_GRAPH}>) }}"
+)
+_OWN_DEFAULT = f"CONSTRUCT {{ ?s ?p ?o }} WHERE {{ {_OWN_PATTERN} }}"
+#: What keeps the default graph a superset of the named graphs after a SPARQL update (not
+#: of a graph the journal lists: a batch in flight joins the merge once it is whole).
+_MERGE_MISSING = (
+    "INSERT { ?s ?p ?o } WHERE { GRAPH ?g { ?s ?p ?o } "
+    f"FILTER (?g != <{JOURNAL_GRAPH}>) "
+    f"FILTER NOT EXISTS {{ GRAPH <{JOURNAL_GRAPH}> {{ ?g ?flag ?v }} }} "
+    "FILTER NOT EXISTS { ?s ?p ?o } }"
+)
+
+
+def _retraction(graphs: list[str], *, journal: bool, merge_back: bool = False) -> str:
+    """One SPARQL update that takes graphs out of the store: their triples leave the
+    default graph unless a graph outside them still states them, and `graphs` are dropped.
+    Run as one update, it is one transaction.
+
+    With `journal`, the graphs retracted are those the journal lists as pending (a batch's,
+    whose new graphs are still empty) and "outside" means not listed so (an index lookup
+    per triple, however large the batch); else they are `graphs`. With `merge_back`
+    (recovery), the triples of the shared graphs the journal lists as merged into
+    (`_MERGING_SUFFIX`) are first put back into the default graph."""
+    j = f"<{JOURNAL_GRAPH}>"
+    parts = []
+    if merge_back:
+        parts.append(
+            f"INSERT {{ ?s ?p ?o }} WHERE {{ GRAPH {j} {{ ?m {KG.pendingLoad} false }} "
+            "GRAPH ?m { ?s ?p ?o } FILTER NOT EXISTS { ?s ?p ?o } }"
+        )
+    if journal:
+        chosen = f"GRAPH {j} {{ ?g {KG.pendingLoad} true }}"
+        outside = f"FILTER NOT EXISTS {{ GRAPH {j} {{ ?h {KG.pendingLoad} true }} }}"
+    else:
+        chosen = f"VALUES ?g {{ {' '.join(f'<{g}>' for g in graphs)} }}"
+        outside = f"FILTER (?h NOT IN ({', '.join(f'<{g}>' for g in graphs)}))"
+    parts.append(
+        f"DELETE {{ ?s ?p ?o }} WHERE {{ {chosen} GRAPH ?g {{ ?s ?p ?o }} "
+        f"FILTER NOT EXISTS {{ GRAPH ?h {{ ?s ?p ?o }} FILTER (?h != {j}) {outside} }} }}"
+    )
+    parts.extend(f"DROP SILENT GRAPH <{g}>" for g in graphs)
+    return " ;\n".join(parts)
+
+
 # --- the store ----------------------------------------------------------------------------
 
 
@@ -168,6 +238,7 @@ class GraphStore:
         self.read_only = read_only
         self._pin: Path | None = None  # the checkpoint a pinned snapshot reads (see open)
         self._journal_present: bool | None = None  # read-only: a crashed batch's journal
+        self._keeps_merge: bool | None = None  # see keeps_merge
 
     @classmethod
     def memory(cls) -> GraphStore:
@@ -339,17 +410,59 @@ class GraphStore:
         return self._store
 
     def recover(self) -> int:
-        """Drop the graphs of a batch a crash left half-loaded. Returns how many."""
+        """Undo the batch a crash left half-written (see the module docstring). Returns how
+        many graphs it dropped."""
         store = self._writable()
         journal = ox.NamedNode(JOURNAL_GRAPH)
         if not store.contains_named_graph(journal):
+            if not self.keeps_merge():
+                self.rebuild_merge()  # a store written before kg kept the merge
             return 0
-        pending = [q.subject for q in store.quads_for_pattern(None, None, None, journal)]
-        for graph in pending:
-            if isinstance(graph, ox.NamedNode):
-                store.remove_graph(graph)
+        pending = [
+            q.subject.value
+            for q in store.quads_for_pattern(None, KG_PENDING, None, journal)
+            if isinstance(q.subject, ox.NamedNode)
+            and isinstance(q.object, ox.Literal)
+            and q.object.value == "true"
+        ]
+        if any(g == JOURNAL_GRAPH for g in pending):  # a rebuild of the merge was cut short
+            self.rebuild_merge()
+            return 0
+        store.update(_retraction(pending, journal=True, merge_back=True))
         store.remove_graph(journal)
         return len(pending)
+
+    def keeps_merge(self) -> bool:
+        """Whether the default graph holds the merge of the named graphs: false only for a
+        store written before kg kept it (named graphs, an empty default graph)."""
+        if self._keeps_merge is None:
+            store = self._store
+            empty = next(iter(store.quads_for_pattern(None, None, None, ox.DefaultGraph())), None)
+            self._keeps_merge = empty is not None or not any(
+                g != ox.NamedNode(JOURNAL_GRAPH) for g in store.named_graphs()
+            )
+        return self._keeps_merge
+
+    def rebuild_merge(self) -> None:
+        """Fill the default graph with the merge of every named graph (not the journal), in
+        bulk: for a store written before kg kept the merge, and after a bulk import. The
+        journal marks it in flight (its own IRI as the pending graph), so a crash makes the
+        next writer run it again."""
+        store = self._writable()
+        journal = ox.NamedNode(JOURNAL_GRAPH)
+        store.load(f"<{JOURNAL_GRAPH}>{_PENDING_SUFFIX}".encode(), format=ox.RdfFormat.N_QUADS)
+        chunk: list[ox.Quad] = []
+        for quad in store:
+            if isinstance(quad.graph_name, ox.NamedNode) and quad.graph_name != journal:
+                chunk.append(ox.Quad(quad.subject, quad.predicate, quad.object))
+                if len(chunk) >= 1_000_000:
+                    store.bulk_extend(chunk)
+                    chunk = []
+        if chunk:
+            store.bulk_extend(chunk)
+        store.flush()
+        store.remove_graph(journal)
+        self._keeps_merge = True
 
     def remove_orphan_bulk_files(self) -> int:
         """Delete the `bulk-*.sst` files a killed bulk load left behind. Returns how many.
@@ -369,27 +482,38 @@ class GraphStore:
         return removed
 
     def write_batch(
-        self, nquads: bytes, graphs: Iterable[str], replace: Iterable[str] = ()
+        self,
+        nquads: bytes,
+        graphs: Iterable[str],
+        replace: Iterable[str] = (),
+        shared: Iterable[str] = (),
     ) -> None:
         """Load a batch of N-Quads whose records live in `graphs`, replacing `replace` first.
 
-        `nquads` may also hold triples for shared graphs (the entities graph); those are
-        set-merged. See the module docstring for why this is crash-safe.
+        `nquads` may also hold triples for the `shared` graphs (the entities graph); those
+        are set-merged. Every triple also goes into the default graph, which stays the merge
+        of all graphs. See the module docstring for why this is crash-safe.
         """
         store = self._writable()
         journal = ox.NamedNode(JOURNAL_GRAPH)
+        replace = list(replace)
         try:
             # One transaction, parsed natively: a quad object per graph costs ~30 us each.
             store.load(
-                "".join(f"<{g}>{_PENDING_SUFFIX}" for g in graphs).encode(),
+                (
+                    "".join(f"<{g}>{_PENDING_SUFFIX}" for g in graphs)
+                    + "".join(f"<{g}>{_MERGING_SUFFIX}" for g in shared)
+                ).encode(),
                 format=ox.RdfFormat.N_QUADS,
             )
-            for graph in replace:
-                store.remove_graph(ox.NamedNode(graph))
-            if replace:  # journal and removals on disk before the new versions: the write-
-                store.flush()  # ahead log is not synced, and a power cut must not merge them
+            if replace:  # the old versions leave their graphs and the merge, atomically
+                store.update(_retraction(replace, journal=True))
+                # journal and removals on disk before the new versions: the write-ahead
+                store.flush()  # log is not synced, and a power cut must not merge them
             try:
                 store.bulk_load(nquads, format=ox.RdfFormat.N_QUADS)
+                # Only now the merge: each of its triples is then in a listed graph.
+                store.bulk_load(_GRAPH_AT_END.sub(b" .\n", nquads), format=ox.RdfFormat.N_TRIPLES)
             except SyntaxError as exc:
                 # Nothing may stay half-loaded: drop the batch's graphs again, then report.
                 self.recover()
@@ -409,32 +533,46 @@ class GraphStore:
         graph: str | None = None,
         base_iri: str | None = None,
     ) -> None:
-        """Load RDF in any format, atomically (one transaction)."""
+        """Load RDF in any format, atomically (one transaction). Triples that land in a
+        named graph (`graph`, or a dataset format's graphs) also join the default graph's
+        merge, in the same transaction."""
         try:
-            self._writable().load(
-                data,
-                format=rdf_format(fmt),
-                to_graph=None if graph is None else _graph(graph),
-                base_iri=base_iri,
-            )
+            quads = [
+                q if graph is None else ox.Quad(q.subject, q.predicate, q.object, _graph(graph))
+                for q in ox.parse(data, format=rdf_format(fmt), base_iri=base_iri)
+            ]
         except SyntaxError as exc:
             raise KgError(f"the {fmt} input does not parse: {exc}") from None
+        merged = [
+            ox.Quad(q.subject, q.predicate, q.object)
+            for q in quads
+            if isinstance(q.graph_name, ox.NamedNode) and q.graph_name.value != JOURNAL_GRAPH
+        ]
+        self._writable().extend(quads + merged)
 
     def bulk_load(self, data: bytes, fmt: str) -> None:
         """Load RDF in any format with Oxigraph's bulk loader: several times faster than
-        `load`, but not atomic, so only for a fresh store (re-importing an export)."""
+        `load`, but not atomic, so only for a fresh store (re-importing an export). The
+        default graph's merge is rebuilt afterwards."""
         try:
             self._writable().bulk_load(data, format=rdf_format(fmt))
         except SyntaxError as exc:
             raise KgError(f"the {fmt} input does not parse: {exc}") from None
+        if rdf_format(fmt).supports_datasets:
+            self.rebuild_merge()
 
     def remove_graph(self, graph: str) -> None:
-        self._writable().remove_graph(ox.NamedNode(graph))
+        """Drop a named graph; its triples leave the default graph unless another graph
+        still states them (one transaction)."""
+        self._writable().update(_retraction([graph], journal=False))
 
     def update(self, sparql: str) -> None:
+        """Run a SPARQL update; in the same transaction, what it inserted into named graphs
+        joins the default graph's merge (a scan of the named graphs). What it deletes from a
+        named graph stays in the merge: drop or re-ingest graphs through kg for that."""
         _check_query_text(sparql)
         try:
-            self._writable().update(sparql)
+            self._writable().update(f"{sparql}\n;\n{_MERGE_MISSING}")
         except SyntaxError as exc:
             raise QuerySyntaxError(str(exc)) from None
 
@@ -480,7 +618,8 @@ class GraphStore:
         """Rewrite each `old` IRI to `new` in every graph, in one atomic update.
 
         Nodes minted beneath `old` (`old/result/…`, found by following its links) move with
-        it. Returns how many quads were rewritten.
+        it, in the named graphs and in the default graph's merge. Returns how many quads of the
+        named graphs were rewritten.
         """
         store = self._writable()
         journal = ox.NamedNode(JOURNAL_GRAPH)
@@ -528,7 +667,33 @@ class GraphStore:
             ox.Quad(moved(q.subject), q.predicate, moved(q.object), q.graph_name) for q in found
         ]
         store.update(f"DELETE DATA {{ {data(found)} }} ;\nINSERT DATA {{ {data(new)} }}")
-        return len(found)
+        return sum(1 for q in found if isinstance(q.graph_name, ox.NamedNode))  # not the merge
+
+    def _dataset(
+        self,
+        sparql: str,
+        union: bool,
+        default_graphs: list[str] | None,
+        named_graphs: list[str] | None,
+    ) -> dict[str, Any]:
+        """The query dataset, as SPARQL 1.1 and its protocol define it.
+
+        Without FROM / FROM NAMED in the query and without protocol graphs, the default
+        graph is the store's real default graph: the merge of all graphs, each triple once
+        (a store written before kg kept the merge falls back to Oxigraph's union, a bag).
+        `default_graphs` replace it; `named_graphs` alone leave it empty, as the protocol
+        says. `union=False` asks for the real default graph whatever the store keeps.
+        """
+        kwargs: dict[str, Any] = {}
+        if default_graphs is not None:
+            kwargs["default_graph"] = [ox.NamedNode(g) for g in default_graphs]
+        elif named_graphs is not None:
+            kwargs["default_graph"] = []
+        elif union and not self.keeps_merge() and not scan(sparql).has_dataset:
+            kwargs["use_default_graph_as_union"] = True  # a FROM / FROM NAMED overrides it
+        if named_graphs is not None:
+            kwargs["named_graphs"] = [ox.NamedNode(g) for g in named_graphs]
+        return kwargs
 
     def _hide_journal(self, kwargs: dict[str, Any]) -> None:
         """Keep a crashed batch's journal graph out of a read-only snapshot's queries.
@@ -561,13 +726,7 @@ class GraphStore:
             ox.Variable(k): _ox_term(v) for k, v in (substitutions or {}).items()
         }
         _check_query_text(sparql)
-        kwargs: dict[str, Any] = {}
-        if default_graphs is not None:
-            kwargs["default_graph"] = [ox.NamedNode(g) for g in default_graphs]
-        elif union and not scan(sparql).has_dataset:  # a FROM / FROM NAMED overrides it
-            kwargs["use_default_graph_as_union"] = True
-        if named_graphs is not None:
-            kwargs["named_graphs"] = [ox.NamedNode(g) for g in named_graphs]
+        kwargs = self._dataset(sparql, union, default_graphs, named_graphs)
         if "default_graph" not in kwargs and not scan(sparql).has_dataset:
             self._hide_journal(kwargs)
         try:
@@ -679,14 +838,26 @@ class GraphStore:
         return rfmt.media_type, kind
 
     def count(self, graph: str | None = None) -> int:
+        """The quads of one named graph, or of all of them: what the sources state, each
+        statement in its graph (neither the journal nor the default graph's merge)."""
         if graph is None:
-            return len(self._store) - sum(
-                1
-                for _ in self._store.quads_for_pattern(
-                    None, None, None, ox.NamedNode(JOURNAL_GRAPH)
-                )
-            )
+            journal_graph = ox.NamedNode(JOURNAL_GRAPH)
+            journal = sum(1 for _ in self._store.quads_for_pattern(None, None, None, journal_graph))
+            merge = self.merge_size() if self.derived_default() else 0
+            return len(self._store) - journal - merge
         return sum(1 for _ in self._store.quads_for_pattern(None, None, None, ox.NamedNode(graph)))
+
+    def merge_size(self) -> int:
+        """The triples of the default graph: the distinct triples of all graphs."""
+        result = self._store.query("SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }")
+        assert isinstance(result, ox.QuerySolutions)
+        return int(next(iter(result))[0].value)
+
+    def derived_default(self) -> bool:
+        """Whether the default graph is derived (the merge of the named graphs, which then
+        exist) rather than data of its own (a memory store of a CONSTRUCT result)."""
+        journal = ox.NamedNode(JOURNAL_GRAPH)
+        return self.keeps_merge() and any(g != journal for g in self._store.named_graphs())
 
     # -- dumping ---------------------------------------------------------------------------
     def dump(
@@ -696,8 +867,11 @@ class GraphStore:
         *,
         graph: str | None = None,
         prefixes: dict[str, str] | None = None,
+        include_merge: bool = False,
     ) -> None:
-        """Write the store (or one graph) natively. Triple formats get the union unless `graph`."""
+        """Write the store (or one graph) natively. Triple formats get the merge (the
+        default graph) unless `graph`; dataset formats the named graphs, and the default
+        graph's merge too with `include_merge` (what the store holds, for benchmarks)."""
         rfmt = rdf_format(fmt)
         target = str(out) if isinstance(out, Path) else out
         kwargs: dict[str, Any] = {}
@@ -706,14 +880,22 @@ class GraphStore:
         if graph is not None:
             self._store.dump(target, format=rfmt, from_graph=ox.NamedNode(graph), **kwargs)
         elif rfmt.supports_datasets:
-            quads = (
-                q
-                for q in self._store
-                if not (
-                    isinstance(q.graph_name, ox.NamedNode) and q.graph_name.value == JOURNAL_GRAPH
-                )
+            skip_default = self.derived_default() and not include_merge
+            quads = itertools.chain(
+                (
+                    q
+                    for q in self._store
+                    if not (
+                        isinstance(q.graph_name, ox.NamedNode)
+                        and q.graph_name.value == JOURNAL_GRAPH
+                    )
+                    and not (skip_default and isinstance(q.graph_name, ox.DefaultGraph))
+                ),
+                (ox.Quad(t.subject, t.predicate, t.object) for t in self._own(skip_default)),
             )
             ox.serialize(quads, target, format=rfmt, **kwargs)
+        elif self.keeps_merge():
+            self._store.dump(target, format=rfmt, from_graph=ox.DefaultGraph(), **kwargs)
         else:
             triples = self._store.query(
                 "CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }", use_default_graph_as_union=True
@@ -721,12 +903,37 @@ class GraphStore:
             ox.serialize(triples, target, format=rfmt, **kwargs)  # type: ignore[arg-type]
 
     def quads_nquads(self, graph: str | None = None) -> Iterator[str]:
-        """Every quad (or one graph's) as an N-Quads line, in store order."""
+        """Every quad of the named graphs (or of one graph) as an N-Quads line, in store
+        order: what the sources state. The default graph comes too only when it is data of
+        its own (`derived_default`)."""
         g = None if graph is None else ox.NamedNode(graph)
+        skip_default = graph is None and self.derived_default()
         for q in self._store.quads_for_pattern(None, None, None, g):
             if isinstance(q.graph_name, ox.NamedNode) and q.graph_name.value == JOURNAL_GRAPH:
                 continue
+            if skip_default and isinstance(q.graph_name, ox.DefaultGraph):
+                continue
             yield f"{q} .\n"
+        for triple in self._own(skip_default):  # the default graph's own statements
+            yield f"{triple} .\n"
+
+    def _own(self, wanted: bool) -> Iterator[ox.Triple]:
+        """The default graph's own triples (see `has_own_default`), when `wanted`."""
+        if wanted:
+            result = self._store.query(_OWN_DEFAULT)
+            assert isinstance(result, ox.QueryTriples)
+            yield from result
+
+    def has_own_default(self) -> bool:
+        """Whether the default graph states triples that no named graph states (written by
+        a SPARQL update or `load` into the default graph): dataset exports keep those."""
+        result = self._store.query(f"ASK {{ {_OWN_PATTERN} }}")
+        return bool(result)
+
+    def merge_ntriples(self) -> Iterator[str]:
+        """The default graph (the merge) as N-Triples lines, in store order."""
+        for q in self._store.quads_for_pattern(None, None, None, ox.DefaultGraph()):
+            yield f"{q.triple} .\n"
 
     # -- exporting (kg.export) ----------------------------------------------------------------
     def pending_graphs(self) -> set[str]:
@@ -741,9 +948,13 @@ class GraphStore:
             if isinstance(q.subject, ox.NamedNode)
         }
 
-    def graph_ntriples(self, graph: str | None, out: BinaryWriter) -> None:
+    def graph_ntriples(self, graph: str | None, out: BinaryWriter, *, own: bool = False) -> None:
         """One graph's triples (None: the default graph) as N-Triples lines, written natively
-        into `out` in 8 KiB pieces, in store order."""
+        into `out` in 8 KiB pieces, in store order. With `own`, only the default graph's
+        triples that no named graph states (its own statements, not the merge's copies)."""
+        if graph is None and own:
+            ox.serialize(self._store.query(_OWN_DEFAULT), out, format=ox.RdfFormat.N_TRIPLES)  # type: ignore[arg-type]
+            return
         self._store.dump(out, format=ox.RdfFormat.N_TRIPLES, from_graph=_graph(graph))  # type: ignore[arg-type]
 
     def subject_lines_by_graph(self, subject: bytes) -> dict[str | None, list[bytes]]:
@@ -779,6 +990,7 @@ class GraphStore:
             ox.Quad(q.subject, q.predicate, q.object)
             for q in self._store
             if not (isinstance(q.graph_name, ox.NamedNode) and q.graph_name.value == JOURNAL_GRAPH)
+            and not (isinstance(q.graph_name, ox.NamedNode) and self.keeps_merge())
         )
         dataset.canonicalize(ox.CanonicalizationAlgorithm.RDFC_1_0)
         lines = sorted(f"{q} .\n" for q in dataset)

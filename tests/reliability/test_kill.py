@@ -86,6 +86,23 @@ class Chain:
     present: int = 0
 
 
+_JOURNALED = f"FILTER NOT EXISTS {{ GRAPH <{JOURNAL_GRAPH}> {{ ?g ?flag ?v }} }}"
+#: A triple of the default graph that no graph states (other than the journal).
+_ORPHAN = f"""ASK {{ ?s ?p ?o FILTER NOT EXISTS {{
+    GRAPH ?g {{ ?s ?p ?o }} FILTER (?g != <{JOURNAL_GRAPH}>) }} }}"""
+#: A triple of a graph the journal does not list that the default graph lacks.
+_MISSING = f"""ASK {{ GRAPH ?g {{ ?s ?p ?o }} FILTER (?g != <{JOURNAL_GRAPH}>) {_JOURNALED}
+    FILTER NOT EXISTS {{ ?s ?p ?o }} }}"""
+
+
+def check_merge(store: GraphStore) -> None:
+    """The default graph is the merge (issue 13): it holds nothing that no graph states,
+    and every triple of each graph no batch has in flight. So each record is whole or
+    absent in the default graph too; with an empty journal it is exactly the merge."""
+    assert store.query(_ORPHAN).value is False, "the default graph holds a triple no graph states"  # type: ignore[union-attr]
+    assert store.query(_MISSING).value is False, "a settled graph's triple is not in the merge"  # type: ignore[union-attr]
+
+
 def check_after_kill(
     store_dir: Path, refs: list[Reference], rng: random.Random, sample: int, recover: bool
 ) -> dict[str, int]:
@@ -99,16 +116,19 @@ def check_after_kill(
     # A reader opens the crashed store before anyone recovers it: it never sees half a
     # record (each bulk load is one atomic ingestion of its files).
     with GraphStore.open(store_dir, read_only=True) as reader:
-        journal = f"SELECT ?g {{ GRAPH <{JOURNAL_GRAPH}> {{ ?g ?p ?o }} }}"
+        # the graphs being loaded (`true`); the entities graph it merges into is `false`
+        journal = f"SELECT ?g {{ GRAPH <{JOURNAL_GRAPH}> {{ ?g {KG.pendingLoad} true }} }}"
         pending = {g for (g,) in select(reader, journal) if g is not None}
         for graph, size in graph_sizes(reader).items():
             if graph.startswith(RECORD_GRAPHS):
                 assert version_of(graph, size, refs), f"a reader saw half of {graph}"
+        check_merge(reader)
     if recover:  # a writer opens it: the journal's graphs go, and the loader's leftovers
         with GraphStore.open(store_dir) as writer:
             assert not writer.has_graph(JOURNAL_GRAPH)
         assert not list(store_dir.glob("bulk-*.sst")), "a killed bulk load left files behind"
     with GraphStore.open(store_dir, read_only=True) as store:
+        check_merge(store)
         sizes = graph_sizes(store)
         records = [g for g in sizes if g.startswith(RECORD_GRAPHS)]
         known = {g for r in refs for g in r.graphs}
@@ -309,4 +329,5 @@ def test_recovery_is_idempotent_when_killed_inside_it(tmp_path: Path) -> None:
         with GraphStore.open(store_dir) as store:
             left = set(store.named_graphs())
             assert not store.has_graph(JOURNAL_GRAPH)
+            check_merge(store)
             assert left.isdisjoint(graphs[:5]) and set(graphs[5:]) <= left
