@@ -255,9 +255,9 @@ class CountingStore(GraphStore):
 
     loads = 0
 
-    def write_batch(self, nquads: bytes, graphs: Any, replace: Any = ()) -> None:
+    def write_batch(self, nquads: bytes, *args: Any, **kwargs: Any) -> None:
         CountingStore.loads += 1
-        super().write_batch(nquads, graphs, replace)
+        super().write_batch(nquads, *args, **kwargs)
 
 
 def test_one_unstorable_record_is_isolated_by_bisection(
