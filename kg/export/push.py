@@ -226,7 +226,10 @@ def push_graphs(store: GraphStore) -> list[str | None]:
     """What a push sends: the default graph (None; sent only if it holds triples), then each
     named graph that no ingest batch is still writing."""
     pending = store.pending_graphs()
-    return [None, *(g for g in store.named_graphs() if g not in pending)]
+    named: list[str | None] = [g for g in store.named_graphs() if g not in pending]
+    # A store that keeps the merge in its default graph derives it from the named graphs:
+    # the target's own union default graph gives it back, so it is not sent twice.
+    return named if store.keeps_merge() else [None, *named]
 
 
 def push(
@@ -251,7 +254,7 @@ def push(
     started = time.monotonic()
     report = PushReport()
     graphs = push_graphs(store)
-    report.total_graphs = len(graphs) - 1
+    report.total_graphs = sum(1 for g in graphs if g is not None)
     state = _State.read(state_path, url, restart)
     sender = _Sender(url, auth or PushAuth(), timeout, retries, report)
     try:
