@@ -43,7 +43,9 @@ def free_port() -> int:
 
 
 class Server:
-    """An `oxigraph serve-read-only` process on a free local port."""
+    """An `oxigraph serve-read-only` process on a free local port, over a store kg built: its
+    real default graph is the merge (issue 13), so no `--union-default-graph`, which would
+    count each triple once per graph stating it."""
 
     def __init__(self, location: Path, *extra: str) -> None:
         self.port = free_port()
@@ -56,7 +58,6 @@ class Server:
                 str(location),
                 "--bind",
                 f"127.0.0.1:{self.port}",
-                "--union-default-graph",
                 *extra,
             ],
             stdout=subprocess.DEVNULL,
