@@ -41,6 +41,8 @@ from tests.reliability.helpers import (
 
 pytestmark = pytest.mark.reliability
 ENTITIES = f"{BASE}graph/entities"
+#: Records the update test replaces (in batches of 125, so that six kills spread over them).
+UPDATED = 1_500
 
 
 @dataclass
@@ -336,18 +338,18 @@ def test_kill_9_during_an_update(
     """Killed while it replaces records with new versions, an ingest leaves each record whole
     in its old or its new version (or absent: the batch in flight is rolled back, old
     versions included), and the rerun converges to the same history run without kills."""
-    old = synth_file(tmp_path / "v1.jsonl", 3000, seed=41)
-    new = synth_file(tmp_path / "v2.jsonl", 3000, seed=42)  # the same papers, changed
+    old = synth_file(tmp_path / "v1.jsonl", UPDATED, seed=41)
+    new = synth_file(tmp_path / "v2.jsonl", UPDATED, seed=42)  # the same papers, changed
     before, after = clean_reference(monkeypatch, old), clean_reference(monkeypatch, old, new)
     store_dir = tmp_path / "store"
     first = run_kg("--store", str(store_dir), "ingest", str(old), "-q")
     assert first.returncode == 0, first.stderr[-3000:]
-    chain = kill_chain(new, store_dir, [before, after], 6, seed=4, sample=100, batch=250)
+    chain = kill_chain(new, store_dir, [before, after], 6, seed=4, sample=100, batch=125)
     assert chain.kills, "the update finished before the first kill"
     result = run_kg("--store", str(store_dir), "ingest", str(new), "--json")
     assert result.returncode == 0, result.stderr[-3000:]
     report = json.loads(result.stdout)
-    assert report["updated"] + report["unchanged"] + report["added"] == 3000
+    assert report["updated"] + report["unchanged"] + report["added"] == UPDATED
     with GraphStore.open(store_dir, read_only=True) as store:
         assert graph_sizes(store) == {g: size for g, (size, _) in after.graphs.items()}
         assert store.canonical_digest() == after.digest
@@ -355,7 +357,7 @@ def test_kill_9_during_an_update(
         request.config,
         "kill_update",
         {
-            "records": 3000,
+            "records": UPDATED,
             "kills": len(chain.kills),
             "rolled_back_old_versions_restored_by_rerun": report["added"],
             "updated_by_rerun": report["updated"],
