@@ -230,7 +230,7 @@ def sparql(
     timeout: EndpointTimeout = 60.0,
     max_memory_mb: MaxMemory = None,
 ) -> None:
-    """Run an ad-hoc SPARQL query (the default graph is the union of all graphs)."""
+    """Run an ad-hoc SPARQL query (the default graph is the merge of all graphs: each fact once)."""
     text = read_query_text(query)
     if endpoint:
         from kg.query.remote import Endpoint
