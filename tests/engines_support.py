@@ -166,13 +166,14 @@ class Jena(Engine):
 
 
 class OxigraphServer(Engine):
-    """The `oxigraph` server (PyPI) on `location`: read-only with the union default graph, or
-    writable (for `kg push`), with its Graph Store Protocol at /store."""
+    """The `oxigraph` server (PyPI) on `location`: read-only (its default graph holds the
+    merge, as kg lays a store out), or writable (for `kg push`), with its Graph Store
+    Protocol at /store."""
 
     def __init__(self, location: Path, *, writable: bool = False) -> None:
         port = free_port()
         log = location.parent / f"{location.name}-server.log"
-        mode = ["serve"] if writable else ["serve-read-only", "--union-default-graph"]
+        mode = ["serve"] if writable else ["serve-read-only"]
         process = _spawn(
             [OXIGRAPH, *mode, "--location", str(location), "--bind", f"127.0.0.1:{port}"], log
         )
