@@ -90,4 +90,3 @@ def select(store: GraphStore, query: str) -> list[dict[str, object]]:
     result = store.query(PREFIXES + query)
     assert isinstance(result, SelectResult)
     return result.dicts()
-

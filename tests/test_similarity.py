@@ -30,6 +30,7 @@ from kg.rdf.store import GraphStore
 from kg.testing.records import records
 from tests.conftest import BASE, RAW_DIR
 from tests.test_fidelity import reference_slug
+from tests.test_queries_slices import walk
 
 P = "https://example.org/paper/"
 IT = "https://example.org/item/"
@@ -386,14 +387,9 @@ def datasets_with_a_paper(path: Path) -> set[str]:
         for sub in dataset.get("subdatasets") or []:
             visit(sub)
 
-    def tasks(task: dict[str, Any]) -> Iterator[dict[str, Any]]:
-        yield task
-        for sub in task.get("subtasks") or []:
-            yield from tasks(sub)
-
     with gzip.open(path) as handle:
         for root in json.load(handle):
-            for task in tasks(root):
+            for task, _ in walk(root):
                 for dataset in task.get("datasets") or []:
                     visit(dataset)
     return found

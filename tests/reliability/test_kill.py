@@ -1,7 +1,8 @@
 """kill -9 during ingest: a real `kg ingest` is SIGKILLed at random moments while it loads
-5,000 generated records (20,000 in the --run-slow variant). After each kill the store opens, every record graph is whole
-(the quads of a clean run's graph) or absent, and the killed run's leftovers are gone;
-re-running the same ingest converges to the clean run's graph, digest and counts.
+5,000 generated records (20,000 in the --run-slow variant). After each kill the store
+opens, every record graph is whole (the quads of a clean run's graph) or absent, and the
+killed run's leftovers are gone; re-running the same ingest converges to the clean run's
+graph, digest and counts.
 
 The kill moments are random (seeded, printed): some land while the process starts up and
 recovers, some just after it starts bulk-loading a batch (the loader's temporary files
@@ -116,7 +117,8 @@ def merge_problems(store_dir: Path, graphs: list[str]) -> list[str]:
         quads = list(store.quads_for_pattern(None, None, None, ox.NamedNode(graph)))
         if not quads:
             problems.append(f"{graph} is empty")
-        if any(not any(store.quads_for_pattern(q.subject, q.predicate, q.object, default)) for q in quads):
+        lookups = (store.quads_for_pattern(q.subject, q.predicate, q.object, default) for q in quads)
+        if not all(any(found) for found in lookups):
             problems.append(f"a triple of {graph} is not in the merge")
         for subject in {q.subject for q in quads}:
             for t in store.quads_for_pattern(subject, None, None, default):
@@ -127,17 +129,11 @@ def merge_problems(store_dir: Path, graphs: list[str]) -> list[str]:
     return problems
 
 
-def journaled(store: GraphStore) -> set[str]:
-    """Every graph the journal lists, whatever its flag (being loaded, or loaded and not yet
-    merged into the default graph). Read with the store's own method: queries never see the
-    journal graph, so a SPARQL listing of it is always empty."""
-    return store.pending_graphs()
-
-
-def in_flight(store: GraphStore) -> set[str]:
-    """The record graphs a batch in flight is loading (the shared entities graph, listed as
-    merged into, stays)."""
-    return {g for g in store.pending_graphs() if g.startswith(RECORD_GRAPHS)}
+def in_flight(listed: set[str]) -> set[str]:
+    """Of the graphs the journal lists (`GraphStore.pending_graphs`: queries never see the
+    journal graph), the record graphs a batch in flight is loading (the shared entities
+    graph, listed as merged into, stays)."""
+    return {g for g in listed if g.startswith(RECORD_GRAPHS)}
 
 
 def check_after_kill(
@@ -153,15 +149,14 @@ def check_after_kill(
     # A reader opens the crashed store before anyone recovers it: it never sees half a
     # record (each bulk load is one atomic ingestion of its files).
     with GraphStore.open(store_dir, read_only=True) as reader:
-        pending = in_flight(reader)
+        listed = reader.pending_graphs()  # in flight, or loaded and not yet merged
+        pending = in_flight(listed)
         settled = []
         for graph, size in graph_sizes(reader).items():
             if graph.startswith(RECORD_GRAPHS):
                 assert version_of(graph, size, refs), f"a reader saw half of {graph}"
-                if graph not in pending:
+                if graph not in listed:
                     settled.append(graph)
-        listed = journaled(reader)  # in flight, or loaded and not yet merged
-        settled = [g for g in settled if g not in listed]
         merge = merge_problems(store_dir, rng.sample(settled, min(sample // 5, len(settled))))
     if recover:  # a writer opens it: the journal's graphs go, and the loader's leftovers
         with GraphStore.open(store_dir) as writer:
@@ -170,8 +165,8 @@ def check_after_kill(
     with GraphStore.open(store_dir, read_only=True) as store:
         sizes = graph_sizes(store)
         records = [g for g in sizes if g.startswith(RECORD_GRAPHS)]
-        listed = journaled(store)
-        settled = [g for g in records if g not in pending and g not in listed]
+        listed = store.pending_graphs() | pending
+        settled = [g for g in records if g not in listed]
         merge += merge_problems(store_dir, rng.sample(settled, min(sample // 5, len(settled))))
         assert not merge, merge  # each record whole or absent in the default graph too
         known = {g for r in refs for g in r.graphs}
@@ -186,11 +181,7 @@ def check_after_kill(
         for graph in rng.sample(records, min(sample, len(records))):  # and quad for quad
             digest = per_graph(list(store.quads_nquads(graph)))[graph]
             assert digest in [r.graphs.get(graph) for r in refs], f"{graph} differs"
-    return {
-        "present": len(records),
-        "in_flight": len(pending),
-        "recovered_by_test": recover,
-    }
+    return {"present": len(records), "in_flight": len(pending), "recovered_by_test": recover}
 
 
 def wait_for_loads(proc: Any, store_dir: Path, loads: int) -> None:
