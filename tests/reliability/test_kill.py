@@ -117,7 +117,9 @@ def merge_problems(store_dir: Path, graphs: list[str]) -> list[str]:
         quads = list(store.quads_for_pattern(None, None, None, ox.NamedNode(graph)))
         if not quads:
             problems.append(f"{graph} is empty")
-        lookups = (store.quads_for_pattern(q.subject, q.predicate, q.object, default) for q in quads)
+        lookups = (
+            store.quads_for_pattern(q.subject, q.predicate, q.object, default) for q in quads
+        )
         if not all(any(found) for found in lookups):
             problems.append(f"a triple of {graph} is not in the merge")
         for subject in {q.subject for q in quads}:
