@@ -32,6 +32,8 @@ def escape_string(value: str) -> str:
     >>> print(escape_string("\\u0022"))
     \\\u00750022
     """
+    if '"' not in value and "\\" not in value and "\n" not in value and "\r" not in value:
+        return value  # most text: four scans in C are ~20x cheaper than translate()
     text = value.translate(_LITERAL_ESCAPES)
     if "\\u" in text or "\\U" in text:  # only an escaped backslash puts one before u/U
         text = text.replace("\\u", "\\\\u0075").replace("\\U", "\\\\u0055")
