@@ -20,8 +20,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kg.errors import StoreError
 from kg.export.exporter import export
 from kg.ingest.ingestor import ingest
+from kg.rdf import store as store_module
 from kg.rdf.results import SelectResult
 from kg.rdf.store import JOURNAL_GRAPH, GraphStore
 from kg.rdf.vocab import PREFIXES
@@ -269,6 +271,18 @@ def test_any_order_of_writes_converges_to_the_merge(ops: list[Any]) -> None:
     """Random add / replace / identical re-write / drop of graphs sharing triples: the
     default graph is always the set of triples some graph states, and equals the default
     graph of a fresh store that gets only the final versions."""
+    with pytest.MonkeyPatch.context() as patch:
+        _load_in_many_parts(patch)  # each batch cut into parts: the merge must not notice
+        _converge(ops)
+
+
+def _load_in_many_parts(patch: pytest.MonkeyPatch) -> None:
+    """Make `write_batch` cut every batch it can into three parts loaded side by side."""
+    patch.setattr(store_module, "_LEAST_PART", 1)
+    patch.setattr(store_module, "_LOAD_THREADS", 3)
+
+
+def _converge(ops: list[Any]) -> None:
     store = GraphStore.memory()
     model: dict[str, frozenset[str]] = {}
     for kind, index, triples in ops:
@@ -289,6 +303,44 @@ def test_any_order_of_writes_converges_to_the_merge(ops: list[Any]) -> None:
         _write(fresh, graph, triples, False)
     assert sorted(store.merge_ntriples()) == sorted(fresh.merge_ntriples())
     assert sorted(store.quads_nquads()) == sorted(fresh.quads_nquads())
+
+
+def test_a_batch_loaded_in_parts_stores_what_one_load_stores(tmp_path: Path) -> None:
+    """The same 60 generated records, ingested with every batch in one bulk load and cut
+    into three parts loaded side by side: the same named graphs and the same merge."""
+    data = tmp_path / "r.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in records(60, seed=9)))
+    dumps = []
+    for parts in (1, 3):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("SOURCE_DATE_EPOCH", "1767225600")  # the same ingest time in both
+            if parts > 1:
+                _load_in_many_parts(patch)
+            store = GraphStore.open(tmp_path / f"store-{parts}")
+            ingest(store, [str(data)], base_iri=BASE, batch_size=7)
+            dumps.append((sorted(store.quads_nquads()), sorted(store.merge_ntriples())))
+            assert not store.pending_graphs()
+            store.close()
+    assert dumps[0] == dumps[1]
+    assert len(dumps[0][0]) > 5_000 and len(dumps[0][1]) > 5_000
+
+
+def test_a_bad_line_in_one_part_leaves_no_part_of_the_batch(tmp_path: Path) -> None:
+    """The parse error is in the last part; the parts before it loaded. All of the batch
+    must go again, from its graphs and from the merge, and what was there stays."""
+    store = GraphStore.open(tmp_path / "s")
+    _write(store, GRAPHS[0], frozenset(POOL[:2]), False)
+    before = (sorted(store.quads_nquads()), sorted(store.merge_ntriples()))
+    good = "".join(f"{t} <{GRAPHS[1]}> .\n" for t in POOL) + "".join(
+        f"{t} <{GRAPHS[2]}> .\n" for t in POOL
+    )
+    with pytest.MonkeyPatch.context() as patch:
+        _load_in_many_parts(patch)
+        with pytest.raises(StoreError, match="did not parse"):
+            store.write_batch((good + "<broken line\n").encode(), GRAPHS[1:])
+    assert (sorted(store.quads_nquads()), sorted(store.merge_ntriples())) == before
+    assert not store.pending_graphs()
+    store.close()
 
 
 def test_a_replaced_record_keeps_a_triple_another_graph_states(tmp_path: Path) -> None:

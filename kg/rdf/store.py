@@ -17,15 +17,17 @@ loader crash-safe with an intent journal:
    the shared graphs it merges into;
 2. one atomic update retracts the old versions of changed records: their triples leave the
    default graph unless a graph outside the batch still states them, and their graphs go;
-3. the batch is bulk-loaded into its named graphs;
-4. then the batch's triples are bulk-loaded into the default graph (a set: a triple already
-   there stays once);
-5. the journal is cleared (one atomic write).
+3. the batch is bulk-loaded into its named graphs and, in the same bulk load, into the
+   default graph (a set: a triple already there stays once). pyoxigraph's `bulk_load` is
+   atomic (its sorted files are ingested in one step at its end), so a triple reaches the
+   default graph only with the quad that states it. A large batch is cut at line ends into
+   parts loaded side by side, one per core, each atomic the same way (`_load_in_parts`);
+4. the journal is cleared (one atomic write).
 
-A writer that opens a store whose journal is not empty (a crash between 1 and 5) runs the
+A writer that opens a store whose journal is not empty (a crash between 1 and 4) runs the
 retraction of step 2 on every listed graph and drops them, and puts back into the default
 graph any triple of a listed shared graph it lacks. Every triple in the default graph after
-step 4 began belongs to a listed graph, so each record is either wholly present or wholly
+step 3 began belongs to a listed graph, so each record is either wholly present or wholly
 absent, in its graph and in the default graph, and running the same ingest again converges.
 """
 
@@ -39,6 +41,7 @@ import re
 import shutil
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import IO, Any, Protocol, TypeVar
 
@@ -73,6 +76,10 @@ _MERGING_SUFFIX = (
 #: Every N-Quads line ends with its graph's IRI: replaced, the line is an N-Triples line of
 #: the default graph (literals escape newlines, so the pattern only matches line ends).
 _GRAPH_AT_END = re.compile(rb" <[^<>\n]*> \.\n")
+#: Parts of a batch bulk-loaded side by side (see `_load_in_parts`); below the least size a
+#: part costs more in thread start-up than it gains.
+_LOAD_THREADS = max(1, min(4, os.cpu_count() or 1))
+_LEAST_PART = 1 << 20
 T = TypeVar("T")
 #: Where read-only snapshots pin their files (see GraphStore._open_snapshot).
 READERS_DIR = ".kg-readers"
@@ -224,6 +231,44 @@ def _retraction(graphs: list[str], *, journal: bool, merge_back: bool = False) -
     )
     parts.extend(f"DROP SILENT GRAPH <{g}>" for g in graphs)
     return " ;\n".join(parts)
+
+
+def _parts(nquads: bytes, count: int, least: int) -> list[bytes]:
+    """`nquads` cut at line ends into at most `count` parts of at least `least` bytes."""
+    count = max(1, min(count, len(nquads) // least))
+    parts, start = [], 0
+    for i in range(1, count):
+        end = nquads.find(b"\n", max(start, len(nquads) * i // count)) + 1
+        if end <= 0:
+            break
+        parts.append(nquads[start:end])
+        start = end
+    parts.append(nquads[start:])
+    return [part for part in parts if part]
+
+
+def _load_in_parts(store: ox.Store, nquads: bytes) -> list[SyntaxError]:
+    """Bulk-load N-Quads into their named graphs and, in the same load, into the default
+    graph (the merge). Each part is one atomic bulk load of its quads and their merge lines,
+    so the default graph never holds a triple whose quad is missing. One batch's load is one
+    thread in Oxigraph (a single chunk), so the parts run side by side on the other cores
+    while the ingest maps the next batch. Returns the parse errors (all parts are done)."""
+
+    def load(part: bytes) -> SyntaxError | None:
+        try:
+            # Merge lines: each line's graph IRI replaced by nothing (the default graph).
+            store.bulk_load(part + _GRAPH_AT_END.sub(b" .\n", part), format=ox.RdfFormat.N_QUADS)
+        except SyntaxError as exc:
+            return exc
+        return None
+
+    parts = _parts(nquads, _LOAD_THREADS, _LEAST_PART)
+    if len(parts) == 1:
+        problems = [load(parts[0])]
+    else:
+        with ThreadPoolExecutor(len(parts), thread_name_prefix="kg-load") as pool:
+            problems = list(pool.map(load, parts))  # every part finishes before recovery
+    return [p for p in problems if p is not None]
 
 
 # --- the store ----------------------------------------------------------------------------
@@ -510,14 +555,10 @@ class GraphStore:
                 store.update(_retraction(replace, journal=True))
                 # journal and removals on disk before the new versions: the write-ahead
                 store.flush()  # log is not synced, and a power cut must not merge them
-            try:
-                store.bulk_load(nquads, format=ox.RdfFormat.N_QUADS)
-                # Only now the merge: each of its triples is then in a listed graph.
-                store.bulk_load(_GRAPH_AT_END.sub(b" .\n", nquads), format=ox.RdfFormat.N_TRIPLES)
-            except SyntaxError as exc:
-                # Nothing may stay half-loaded: drop the batch's graphs again, then report.
+            problems = _load_in_parts(store, nquads)
+            if problems:  # nothing may stay half-loaded: drop the batch's graphs, then report
                 self.recover()
-                raise StoreError(f"the batch did not parse as N-Quads: {exc}") from None
+                raise StoreError(f"the batch did not parse as N-Quads: {problems[0]}") from None
             store.remove_graph(journal)
         except OSError as exc:  # disk full, I/O error: the journal lets the next writer recover
             raise KgError(
