@@ -60,8 +60,10 @@ def child_ingest(
     with GraphStore.open(store_path) as store:
         ingestor = Ingestor(store, Iris(BASE), batch_size=batch_size, batch_quads=batch_quads)
         report = ingestor.run([str(dumps)])
+        store.flush()
+        seconds = time.perf_counter() - start  # the ingest, not the counts below
         quads = store.count()
-    seconds = time.perf_counter() - start
+        stored = len(store)  # with the default graph's merge: what the baseline loads
     seen = ingestor._seen
     seen_bytes = sys.getsizeof(seen) + sum(
         sys.getsizeof(k) + sys.getsizeof(v) + sys.getsizeof(v[0]) + sys.getsizeof(v[1])
@@ -70,6 +72,7 @@ def child_ingest(
     return {
         "seconds": seconds,
         "store_quads": quads,
+        "stored_quads": stored,
         "quads_written": report.quads,
         "read": report.read,
         "added": report.added,
@@ -132,9 +135,10 @@ def child_bulk_load(nquads: Path, store_path: Path) -> dict[str, Any]:
     store = ox.Store(str(store_path))
     store.bulk_load(path=str(nquads), format=ox.RdfFormat.N_QUADS)
     store.flush()
+    seconds = time.perf_counter() - start
     quads = len(store)
     del store
-    return {"seconds": time.perf_counter() - start, "store_quads": quads, **usage()}
+    return {"seconds": seconds, "store_quads": quads, **usage()}
 
 
 CHILDREN = {
@@ -217,11 +221,12 @@ def main() -> None:
         "dump": dump,
         "bulk_load": baseline,
         "map_only": mapping,
-        "ingest_quads_per_second": quads / ingest["seconds"],
+        "ingest_quads_per_second": ingest["stored_quads"] / ingest["seconds"],
         "bulk_load_quads_per_second": baseline["store_quads"] / baseline["seconds"],
-        "ratio_ingest_to_bulk_load": (quads / ingest["seconds"])
-        / (baseline["store_quads"] / baseline["seconds"]),
+        # Both load the same stored quads (named graphs and the merge): a ratio of times.
+        "ratio_ingest_to_bulk_load": baseline["seconds"] / ingest["seconds"],
     }
+    assert baseline["store_quads"] == ingest["stored_quads"], "the baseline loaded other quads"
     out = ROOT / "bench" / "out" / "archive.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(figures, indent=1) + "\n")
@@ -235,7 +240,7 @@ def main() -> None:
         f"bulk_load : {baseline['seconds']:8.1f} s  {figures['bulk_load_quads_per_second']:>9,.0f} "
         f"quads/s  CPU {baseline['cpu_seconds']:.0f} s  peak RSS {baseline['peak_rss_mb']:,.0f} MB"
     )
-    print(f"ratio     : {figures['ratio_ingest_to_bulk_load']:.2f} of bulk_load's quads/s")
+    print(f"ratio     : {figures['ratio_ingest_to_bulk_load']:.2f} (bulk_load's time / kg's)")
     if mapping:
         print(
             f"map only  : {mapping['seconds']:8.1f} s (reading {mapping['read_seconds']:.1f} s) "
