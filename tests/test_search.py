@@ -176,6 +176,34 @@ def test_matching_rules(examples: StoreSearch) -> None:
         examples.search("adam", "person")
 
 
+@pytest.mark.parametrize("type_", ["paper", "method", "task", "dataset", "author", "repository"])
+def test_a_class_search_finds_what_the_filtered_query_finds(
+    examples: StoreSearch, type_: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The best hits of all classes, then those of the class (`Searcher._best`), must equal
+    the hits of the query with the class as a required clause: the same entities, in the
+    same order, with the same scores. Words from real titles and method names, common and
+    rare, so that both the fast answer and its fallback run."""
+    from kg.search import query as search_query
+
+    words = ["attention", "graph neural network", "learning", "adam", "image", "resnet",
+             "tensorflow", "segmentation", "convolution", "dropout", '"neural network"',
+             "transf*", "kobayashi", "reinforcement learning", "bert", "detection"]
+    fast_answers = 0
+    for text in words:
+        for limit in (1, 5, 10, 50):
+            fast = examples.search(text, type_, limit, snippets=False)
+            with monkeypatch.context() as patch:
+                patch.setattr(search_query, "_PREFILTER_MAX", 0)  # the filtered query only
+                filtered = examples.search(text, type_, limit, snippets=False)
+            assert [(h.iri, h.type, round(h.score, 4)) for h in fast] == [
+                (h.iri, h.type, round(h.score, 4)) for h in filtered
+            ], (text, limit)
+            assert all(h.type == type_ for h in fast)
+            fast_answers += len(fast) == limit
+    assert fast_answers > 0
+
+
 def test_clause_parsing_never_fails() -> None:
     for text in ['"', '"""', "*", "a*", "x**", 'AND OR NOT "a b', "title:x", "(", ")"]:
         assert isinstance(clauses(text), list)
