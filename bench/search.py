@@ -13,7 +13,8 @@ One run, ratios against baselines measured side by side in the same run:
    the titles and abstracts.
 4. The index's disk size against the store's.
 
-    .venv/bin/python bench/search.py [--papers 576261] [--out FILE.json]
+    .venv/bin/python bench/search.py [--papers 576261] [--out FILE.json] [--keep DIR]
+    .venv/bin/python bench/search.py --store DIR/store   # 2-3 again on a kept store
 """
 
 from __future__ import annotations
@@ -64,16 +65,21 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--papers", type=int, default=576_261)
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--keep", type=Path, help="build the store and index here, and keep them")
+    parser.add_argument("--store", type=Path,
+                        help="a store (and index) kept by --keep: measure only queries and joins")
     args = parser.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="kg-search-bench-"))
+    if args.keep:
+        args.keep.mkdir(parents=True)
+    work = args.keep or Path(tempfile.mkdtemp(prefix="kg-search-bench-"))
     result: dict[str, object] = {"papers": args.papers}
     try:
+        if args.store:
+            queries_and_joins(args.store, result, *sample(args.papers))
+            return
         t = time.perf_counter()
         model = chain()
         lines: list[str] = []
-        titles: list[str] = []
-        bodies: list[list[str]] = []
-        rng = random.Random(3)
         for i, doc in enumerate(generated_papers(args.papers, seed=11, model=model)):
             s = f"<{BASE}gen-{i}>"
             g = f"<{BASE.replace('/paper/', '/graph/record/paper/')}gen-{i}>"
@@ -84,9 +90,6 @@ def main() -> None:
                 f"{s} {STD.abstract} {literal(doc.body)} {g} .",
                 f"{s} {STD.issued} {typed(date, XSD.date)} {g} .",
             ]
-            if len(titles) < 5000:
-                titles.append(doc.title)
-                bodies.append(doc.body.lower().rstrip(".").split())
         data = ("\n".join(lines) + "\n").encode("utf-8")
         del lines
         result["generate_s"] = round(time.perf_counter() - t, 1)
@@ -112,70 +115,91 @@ def main() -> None:
         result["index_mb"] = round(size(index_path(store_path)) / 1e6, 1)
         result["index_vs_store_size"] = round(result["index_mb"] / result["store_mb"], 2)  # type: ignore[operator]
 
-        search = StoreSearch(store, store_path)
-        vocab = [w for t_ in titles for w in t_.lower().split() if len(w) > 3]
-        qs = {
-            "1-word": [rng.choice(vocab) for _ in range(300)],
-            "3-word": [" ".join(rng.sample(vocab, 3)) for _ in range(300)],
-            "phrase": [],
-        }
-        while len(qs["phrase"]) < 300:
-            b = rng.choice(bodies)
-            i = rng.randrange(max(1, len(b) - 3))
-            qs["phrase"].append('"' + " ".join(b[i : i + 3]) + '"')
-        result["latency"] = {
-            kind: latency(lambda q: search.search(q, "paper", 10), queries)
-            for kind, queries in qs.items()
-        }
-        result["latency_no_snippets"] = {  # what a SPARQL block's search costs
-            kind: latency(lambda q: search.search(q, "paper", 10, snippets=False), queries)
-            for kind, queries in qs.items()
-        }
-        print(json.dumps(result["latency"]), json.dumps(result["latency_no_snippets"]),
-              flush=True)
-
-        join_words = ["graph neural", "reinforcement learning", "image segmentation"]
-        joined, scanned, agree = [], [], True
-        for words in join_words:
-            searched = (
-                "PREFIX kgs: <https://w3id.org/kg/search#>\n"
-                "SELECT ?paper ?date WHERE {\n"
-                "  SERVICE <https://w3id.org/kg/search> {\n"
-                f"    [] kgs:query {literal(words)} ; kgs:type \"paper\" ; kgs:limit 10000 ;\n"
-                "       kgs:hit ?paper .\n  }\n"
-                f"  ?paper {STD.issued} ?date . FILTER (?date >= \"2019-01-01\"^^<{XSD.date}>)\n"
-                "} ORDER BY DESC(?date) ?paper LIMIT 100"
-            )
-            pattern = ".*".join(words.split())
-            regex = (
-                "SELECT ?paper ?date WHERE {\n"
-                f"  ?paper a {KG.Paper} ; {STD.title} ?t ; {STD.abstract} ?a ; {STD.issued} ?date .\n"
-                f"  FILTER (?date >= \"2019-01-01\"^^<{XSD.date}>)\n"
-                f"  FILTER (REGEX(?t, {literal(pattern)}, \"i\") || REGEX(?a, {literal(pattern)}, \"i\"))\n"
-                "} ORDER BY DESC(?date) ?paper LIMIT 100"
-            )
-            t = time.perf_counter()
-            a = store.query(search.expand(searched))
-            joined.append(time.perf_counter() - t)
-            t = time.perf_counter()
-            b_ = store.query(regex)
-            scanned.append(time.perf_counter() - t)
-            agree = agree and bool(a.rows) == bool(b_.rows)  # type: ignore[union-attr]
-        result["sparql_join"] = {
-            "queries": join_words,
-            "search_block_s": round(statistics.median(joined), 3),
-            "regex_scan_s": round(statistics.median(scanned), 3),
-            "speedup": round(statistics.median(scanned) / statistics.median(joined), 1),
-            "both_find_rows": agree,
-        }
-        print(json.dumps(result["sparql_join"]), flush=True)
         store.close()
+        queries_and_joins(store_path, result, *sample(args.papers))
     finally:
-        shutil.rmtree(work, ignore_errors=True)
-    text = json.dumps(result, indent=2)
-    print(text)
-    if args.out:
-        args.out.write_text(text + "\n")
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+        text = json.dumps(result, indent=2)
+        print(text)
+        if args.out:
+            args.out.write_text(text + "\n")
+
+
+def sample(papers: int) -> tuple[list[str], list[list[str]]]:
+    """The first 5,000 papers' titles and abstract words: the corpus starts the same way
+    whatever its size, so a kept store gets the same queries."""
+    titles, bodies = [], []
+    for doc in generated_papers(min(papers, 5000), seed=11, model=chain()):
+        titles.append(doc.title)
+        bodies.append(doc.body.lower().rstrip(".").split())
+    return titles, bodies
+
+
+def queries_and_joins(
+    store_path: Path, result: dict[str, object], titles: list[str], bodies: list[list[str]]
+) -> None:
+    """Steps 2 and 3: warm query latency, and the SPARQL join against a REGEX scan."""
+    store = GraphStore.open(store_path, read_only=True)
+    rng = random.Random(3)
+    search = StoreSearch(store, store_path)
+    vocab = [w for t_ in titles for w in t_.lower().split() if len(w) > 3]
+    qs = {
+        "1-word": [rng.choice(vocab) for _ in range(300)],
+        "3-word": [" ".join(rng.sample(vocab, 3)) for _ in range(300)],
+        "phrase": [],
+    }
+    while len(qs["phrase"]) < 300:
+        b = rng.choice(bodies)
+        i = rng.randrange(max(1, len(b) - 3))
+        qs["phrase"].append('"' + " ".join(b[i : i + 3]) + '"')
+    result["latency"] = {
+        kind: latency(lambda q: search.search(q, "paper", 10), queries)
+        for kind, queries in qs.items()
+    }
+    result["latency_no_snippets"] = {  # what a SPARQL block's search costs
+        kind: latency(lambda q: search.search(q, "paper", 10, snippets=False), queries)
+        for kind, queries in qs.items()
+    }
+    print(json.dumps(result["latency"]), json.dumps(result["latency_no_snippets"]),
+          flush=True)
+
+    join_words = ["graph neural", "reinforcement learning", "image segmentation"]
+    joined, scanned, agree = [], [], True
+    for words in join_words:
+        searched = (
+            "PREFIX kgs: <https://w3id.org/kg/search#>\n"
+            "SELECT ?paper ?date WHERE {\n"
+            "  SERVICE <https://w3id.org/kg/search> {\n"
+            f"    [] kgs:query {literal(words)} ; kgs:type \"paper\" ; kgs:limit 10000 ;\n"
+            "       kgs:hit ?paper .\n  }\n"
+            f"  ?paper {STD.issued} ?date . FILTER (?date >= \"2019-01-01\"^^<{XSD.date}>)\n"
+            "} ORDER BY DESC(?date) ?paper LIMIT 100"
+        )
+        pattern = ".*".join(words.split())
+        regex = (
+            "SELECT ?paper ?date WHERE {\n"
+            f"  ?paper a {KG.Paper} ; {STD.title} ?t ; {STD.abstract} ?a ; {STD.issued} ?date .\n"
+            f"  FILTER (?date >= \"2019-01-01\"^^<{XSD.date}>)\n"
+            f"  FILTER (REGEX(?t, {literal(pattern)}, \"i\") || REGEX(?a, {literal(pattern)}, \"i\"))\n"
+            "} ORDER BY DESC(?date) ?paper LIMIT 100"
+        )
+        t = time.perf_counter()
+        a = store.query(search.expand(searched))
+        joined.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        b_ = store.query(regex)
+        scanned.append(time.perf_counter() - t)
+        agree = agree and bool(a.rows) == bool(b_.rows)  # type: ignore[union-attr]
+    result["sparql_join"] = {
+        "queries": join_words,
+        "search_block_s": round(statistics.median(joined), 3),
+        "regex_scan_s": round(statistics.median(scanned), 3),
+        "speedup": round(statistics.median(scanned) / statistics.median(joined), 1),
+        "both_find_rows": agree,
+    }
+    print(json.dumps(result["sparql_join"]), flush=True)
+    store.close()
 
 
 if __name__ == "__main__":
