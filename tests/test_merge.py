@@ -271,18 +271,6 @@ def test_any_order_of_writes_converges_to_the_merge(ops: list[Any]) -> None:
     """Random add / replace / identical re-write / drop of graphs sharing triples: the
     default graph is always the set of triples some graph states, and equals the default
     graph of a fresh store that gets only the final versions."""
-    with pytest.MonkeyPatch.context() as patch:
-        _load_in_many_parts(patch)  # each batch cut into parts: the merge must not notice
-        _converge(ops)
-
-
-def _load_in_many_parts(patch: pytest.MonkeyPatch) -> None:
-    """Make `write_batch` cut every batch it can into three parts loaded side by side."""
-    patch.setattr(store_module, "_LEAST_PART", 1)
-    patch.setattr(store_module, "_LOAD_THREADS", 3)
-
-
-def _converge(ops: list[Any]) -> None:
     store = GraphStore.memory()
     model: dict[str, frozenset[str]] = {}
     for kind, index, triples in ops:
@@ -303,6 +291,12 @@ def _converge(ops: list[Any]) -> None:
         _write(fresh, graph, triples, False)
     assert sorted(store.merge_ntriples()) == sorted(fresh.merge_ntriples())
     assert sorted(store.quads_nquads()) == sorted(fresh.quads_nquads())
+
+
+def _load_in_many_parts(patch: pytest.MonkeyPatch) -> None:
+    """Make the ingest write every batch it can in three parts loaded side by side."""
+    patch.setattr(store_module, "_LEAST_PART_QUADS", 1)
+    patch.setattr(store_module, "_LOAD_THREADS", 3)
 
 
 def test_a_batch_loaded_in_parts_stores_what_one_load_stores(tmp_path: Path) -> None:
@@ -326,18 +320,14 @@ def test_a_batch_loaded_in_parts_stores_what_one_load_stores(tmp_path: Path) -> 
 
 
 def test_a_bad_line_in_one_part_leaves_no_part_of_the_batch(tmp_path: Path) -> None:
-    """The parse error is in the last part; the parts before it loaded. All of the batch
+    """The parse error is in the last part; the part before it loaded. All of the batch
     must go again, from its graphs and from the merge, and what was there stays."""
     store = GraphStore.open(tmp_path / "s")
     _write(store, GRAPHS[0], frozenset(POOL[:2]), False)
     before = (sorted(store.quads_nquads()), sorted(store.merge_ntriples()))
-    good = "".join(f"{t} <{GRAPHS[1]}> .\n" for t in POOL) + "".join(
-        f"{t} <{GRAPHS[2]}> .\n" for t in POOL
-    )
-    with pytest.MonkeyPatch.context() as patch:
-        _load_in_many_parts(patch)
-        with pytest.raises(StoreError, match="did not parse"):
-            store.write_batch((good + "<broken line\n").encode(), GRAPHS[1:])
+    first, second = ("".join(f"{t} <{g}> .\n" for t in POOL) for g in GRAPHS[1:])
+    with pytest.raises(StoreError, match="did not parse"):
+        store.write_batch([first.encode(), (second + "<broken line\n").encode()], GRAPHS[1:])
     assert (sorted(store.quads_nquads()), sorted(store.merge_ntriples())) == before
     assert not store.pending_graphs()
     store.close()
