@@ -24,7 +24,7 @@ from typing import Any
 
 from kg.graph.relations import RELATIONS
 from kg.query.named import sparql_term
-from kg.rdf.results import SelectResult, Term
+from kg.rdf.results import AskResult, SelectResult, Term
 from kg.serve.linked_data import _esc, _Page
 
 KG_NS = "https://w3id.org/kg/ontology#"
@@ -594,40 +594,66 @@ def page_number(value: str | None) -> int:
     return int(value)
 
 
-async def sections(pool: Any, page: _Page, number: int) -> list[str]:
-    """Run the queries of the entity's sections in the pool (in parallel) and render them."""
+def is_paper_query(iri: str) -> str:
+    return f"ASK {{ {_iri(iri)} a <{KG_NS}Paper> }}"
+
+
+async def paper_story(pool: Any, iri: str, base: str) -> PaperStory:
+    """Run a paper's queries and its similarity lookup in the pool, all at once."""
     import asyncio
 
     from kg.errors import KgError
 
+    queries = paper_queries(iri)
+    names = list(queries)
+
+    async def similar() -> tuple[Mapping[str, Any] | None, str | None]:
+        try:
+            from kg.serve.similar import GRAPH_TIMEOUT
+
+            data = await pool.graph(
+                "similar",
+                GRAPH_TIMEOUT,
+                paper=iri,
+                base_iri=base,
+                by="all",
+                metric="idf",
+                top=SIMILAR_TOP,
+            )
+            return data, None
+        except KgError as exc:
+            return None, f"Similar papers are not available: {exc}"
+
+    found = await asyncio.gather(*(pool.result(queries[n]) for n in names), similar())
+    data, error = found[-1]
+    results = dict(zip(names, found[:-1], strict=True))
+    results["results"] = result_rows(_rows(results["results"]))
+    return PaperStory(results, data, error)
+
+
+async def early_story(pool: Any, iri: str, base: str) -> PaperStory | None:
+    """A paper's story, started while the server still reads the entity's description:
+    the workers that would wait for the description meanwhile run the story's queries.
+    None (after one ASK) for an IRI under paper/ that is no kg:Paper."""
+    if _kind(iri, base) != "paper":
+        return None
+    typed = await pool.result(is_paper_query(iri))
+    if not (isinstance(typed, AskResult) and typed.value):
+        return None
+    return await paper_story(pool, iri, base)
+
+
+async def sections(
+    pool: Any, page: _Page, number: int, early: PaperStory | None = None
+) -> list[str]:
+    """Run the queries of the entity's sections in the pool (in parallel) and render them
+    (a paper's from `early_story`, when that was started)."""
+    import asyncio
+
     iri, base = page.desc.iri, page.base
     kind = _kind(iri, base)
     if kind == "paper" and _typed(page, "Paper"):
-        queries = paper_queries(iri)
-        names = list(queries)
-
-        async def similar() -> tuple[Mapping[str, Any] | None, str | None]:
-            try:
-                from kg.serve.similar import GRAPH_TIMEOUT
-
-                data = await pool.graph(
-                    "similar",
-                    GRAPH_TIMEOUT,
-                    paper=iri,
-                    base_iri=base,
-                    by="all",
-                    metric="idf",
-                    top=SIMILAR_TOP,
-                )
-                return data, None
-            except KgError as exc:
-                return None, f"Similar papers are not available: {exc}"
-
-        found = await asyncio.gather(*(pool.result(queries[n]) for n in names), similar())
-        data, error = found[-1]
-        results = dict(zip(names, found[:-1], strict=True))
-        results["results"] = result_rows(_rows(results["results"]))
-        story = PaperStory(results, data, error)
+        story = early if early is not None else await paper_story(pool, iri, base)
         return paper_sections(page, story)
     if kind in PAPER_LISTS and kind != "paper":
         count, papers = await asyncio.gather(
