@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import pickle
 
 import pyoxigraph as ox
 import pytest
@@ -97,3 +98,21 @@ def test_awkward_terms_survive_the_results_writer() -> None:
     }
     assert back["results"]["bindings"][1]["y"]["datatype"].endswith("#integer")
     assert serialize_results(SelectResult([], []), "csv") == b"\r\n"
+
+
+def test_terms_pickle_as_their_fields() -> None:
+    """Query results cross the server's worker pipes pickled (Term.__reduce__)."""
+    terms = [
+        Term("uri", "https://w3id.org/kg/id/paper/x"),
+        Term("literal", "7.5", "http://www.w3.org/2001/XMLSchema#decimal"),
+        Term("literal", "Aufmerksamkeit", lang="de"),
+        Term("bnode", "b0"),
+        Term("triple", "<a> <b> <c>"),
+    ]
+    result = SelectResult(["t", "u"], [(t, None) for t in terms])
+    for protocol in range(pickle.HIGHEST_PROTOCOL + 1):
+        back = pickle.loads(pickle.dumps(result, protocol))
+        assert back == result
+        assert [(t.kind, t.value, t.datatype, t.lang) for t, _ in back.rows] == [
+            (t.kind, t.value, t.datatype, t.lang) for t in terms
+        ]

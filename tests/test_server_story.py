@@ -2,7 +2,8 @@
 
 /similar and /shared are compared with the library computed directly in this process (the
 matrix read from the store, not through the server's cache); the pages' sections with the
-seed records' own JSON.
+seed records' own JSON, and the leaderboard ranks with a plain count over a hand-made
+evaluation table's JSON.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
@@ -141,3 +143,97 @@ def test_rank_on_a_leaderboard_is_best_first() -> None:
     assert rank_of(row("Top 1 Accuracy", 3, 10)) == (4, 14)  # three scored higher
     assert rank_of(row("Top-1 Error Rate", 3, 10)) == (11, 14)  # ten scored lower
     assert lower_is_better("MAE") and lower_is_better("FID") and not lower_is_better("BLEU")
+
+
+def _row(model: str, url: str, metrics: dict[str, str]) -> dict[str, Any]:
+    return {
+        "model_name": model,
+        "paper_title": None,
+        "paper_url": url,
+        "paper_date": None,
+        "metrics": metrics,
+        "code_links": [],
+        "model_links": [],
+    }
+
+
+_OURS = "https://arxiv.org/abs/2004.11207"  # the seed paper S
+#: Two leaderboards the seed paper S is on (twice on one, for the same metrics), with ties,
+#: a percentage, a value that is no number, and a metric where lower is better.
+BOARDS = {
+    "SST-2": [
+        _row("Ours", _OURS, {"Accuracy": "91.5", "Error": "8.5"}),
+        _row("Ours large", _OURS, {"Accuracy": "93.25", "Error": "6.75"}),
+        _row("A", "", {"Accuracy": "95.1", "Error": "4.9"}),
+        _row("B", "", {"Accuracy": "91.5", "Error": "8.5"}),
+        _row("C", "", {"Accuracy": "90.0%", "Error": "10"}),
+        _row("D", "", {"Accuracy": "-", "Error": "12"}),
+        _row("E", "", {"Accuracy": "88"}),
+    ],
+    "IMDb": [
+        _row("E", "", {"Accuracy": "96.2"}),
+        _row("Ours", _OURS, {"Accuracy": "94"}),
+        _row("F", "", {"Accuracy": "94.0"}),
+        _row("G", "", {"Accuracy": "n/a"}),
+    ],
+}
+_LOWER = {"Accuracy": False, "Error": True}
+
+
+@pytest.fixture(scope="module")
+def ranked_client(
+    seed_paths: list[Path], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[TestClient]:
+    datasets = [
+        {
+            "dataset": name,
+            "description": "",
+            "dataset_citations": [],
+            "dataset_links": [],
+            "subdatasets": [],
+            "sota": {"metrics": ["Accuracy", "Error"], "rows": rows},
+        }
+        for name, rows in BOARDS.items()
+    ]
+    table = {
+        "task": "Sentiment Analysis",
+        "description": "",
+        "categories": [],
+        "source_link": None,
+        "synonyms": [],
+        "subtasks": [],
+        "datasets": datasets,
+    }
+    path = tmp_path_factory.mktemp("ranks") / "evaluation-tables.json"
+    path.write_text(json.dumps([table]), encoding="utf-8")
+    with client_for(memory_store([*seed_paths, path]), workers=1) as c:
+        yield c
+
+
+def _number(text: str) -> float | None:
+    return float(text.rstrip("%")) if re.fullmatch(r"-?\d+(\.\d+)?%?", text) else None
+
+
+def test_leaderboard_ranks_match_a_count_over_the_tables_json(ranked_client: TestClient) -> None:
+    """Each of the paper's results: #(1 + entries ahead) of (entries with a number), counted
+    here over the raw rows for that dataset and metric."""
+    results = _section(ranked_client.get(f"/paper/{S}", headers=HTML).text, "results")
+    cells = re.findall(
+        r"<td>([^<]*)</td><td>([^<]*)</td><td>([^<]*)</td><td class=\"rank\">([^<]*)</td>",
+        results,
+    )
+    want = []
+    for rows in BOARDS.values():
+        for ours in (r for r in rows if r["paper_url"] == _OURS):
+            for metric, value in ours["metrics"].items():
+                mine = _number(value)
+                assert mine is not None
+                numbers = [_number(r["metrics"].get(metric, "")) for r in rows]
+                scored = [n for n in numbers if n is not None]
+                ahead = [n for n in scored if (n < mine if _LOWER[metric] else n > mine)]
+                want.append(
+                    (metric, value, ours["model_name"], f"#{len(ahead) + 1} of {len(scored)}")
+                )
+    assert sorted(cells) == sorted(want)
+    assert ("Accuracy", "91.5", "Ours", "#3 of 6") in cells  # a tie shares the rank
+    assert ("Error", "6.75", "Ours large", "#2 of 6") in cells  # lower is better

@@ -23,6 +23,12 @@ class Term:
     datatype: str | None = None  # absent for xsd:string and language-tagged literals
     lang: str | None = None
 
+    def __reduce__(self) -> tuple[type[Term], tuple[str, str, str | None, str | None]]:
+        # Query results cross the server's worker pipes pickled: as the constructor's
+        # arguments a term pickles and loads about 3x faster than a slotted dataclass's
+        # default (its state as a dict, each field set again on load).
+        return (type(self), (self.kind, self.value, self.datatype, self.lang))
+
     def n3(self) -> str:
         """The term in N-Triples / SPARQL syntax."""
         if self.kind == "uri":

@@ -157,6 +157,10 @@ class Params:
         return values[0] if values else None
 
 
+async def _none() -> None:
+    return None
+
+
 async def read_body(request: Request, limit: int) -> bytes:
     """The request body, refused with 413 as soon as it passes `limit` bytes."""
     too_large = HTTPException(
@@ -607,10 +611,11 @@ class KgServer:
                 outgoing = await pool.result(linked_data.graph_rows_query(iri))
                 incoming: Any = SelectResult(["s", "p"], [])
             else:
-                outgoing = await pool.result(linked_data.outgoing_query(iri))
                 cap = linked_data.INCOMING_HTML_LIMIT if html else linked_data.INCOMING_RDF_LIMIT
-                incoming = await pool.result(
-                    linked_data.incoming_query(iri, labels=html, limit=cap + 1)
+                outgoing, incoming, early = await asyncio.gather(  # all in the workers at once
+                    pool.result(linked_data.outgoing_query(iri)),
+                    pool.result(linked_data.incoming_query(iri, labels=html, limit=cap + 1)),
+                    story.early_story(pool, iri, self.config.base_iri) if html else _none(),
                 )
             assert isinstance(outgoing, SelectResult) and isinstance(incoming, SelectResult)
             cap = linked_data.INCOMING_HTML_LIMIT if html else linked_data.INCOMING_RDF_LIMIT
@@ -622,7 +627,9 @@ class KgServer:
                 parts = (
                     []
                     if is_graph
-                    else await story.sections(pool, view, story.page_number(params.one("page")))
+                    else await story.sections(
+                        pool, view, story.page_number(params.one("page")), early
+                    )
                 )
                 page = linked_data.render_html(
                     desc, self.config.base_iri, is_graph=is_graph, sections=parts, page=view

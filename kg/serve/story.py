@@ -15,14 +15,16 @@ the server runs the queries in its worker pool.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from kg.graph.relations import RELATIONS
 from kg.query.named import sparql_term
-from kg.rdf.results import SelectResult, Term
+from kg.rdf.results import AskResult, SelectResult, Term
 from kg.serve.linked_data import _esc, _Page
 
 KG_NS = "https://w3id.org/kg/ontology#"
@@ -96,11 +98,11 @@ def paper_queries(iri: str) -> dict[str, str]:
 }} GROUP BY ?role ?item ORDER BY ?role ?label LIMIT 500""",
         "code": _PREFIXES
         + f"""SELECT ?repo (MIN(?u) AS ?url) (MAX(?off) AS ?official) (MIN(?fw) AS ?framework)
-WHERE {{ GRAPH ?g {{
+WHERE {{
   {p} kg:codeLink ?c . ?c kg:repository ?repo .
   OPTIONAL {{ ?c kg:linkedUrl ?u }} OPTIONAL {{ ?c kg:isOfficial ?off }}
   OPTIONAL {{ ?c kg:framework ?fw }}
-}} }} GROUP BY ?repo ORDER BY DESC(?official) ?repo LIMIT {MAX_REPOSITORIES + 1}""",
+}} GROUP BY ?repo ORDER BY DESC(?official) ?repo LIMIT {MAX_REPOSITORIES + 1}""",
         "samples": _PREFIXES
         + f"""SELECT ?repo ?status (COUNT(DISTINCT ?s) AS ?n) WHERE {{
   {p} kg:hasSample ?s . ?s kg:repository ?repo .
@@ -108,11 +110,26 @@ WHERE {{ GRAPH ?g {{
 }} GROUP BY ?repo ?status LIMIT 1000""",
         "code_count": _PREFIXES
         + f"SELECT (COUNT(DISTINCT ?repo) AS ?n) WHERE {{ {p} kg:hasRepository ?repo }}",
-        # Each result's own triples, read within one graph (a pivot in Python is much
-        # faster than OPTIONAL joins over results restated in several graphs).
+        # Each result's own triples, pivoted in Python (faster than an OPTIONAL per field).
+        # The default graph is the merge, each triple once: no GRAPH ?g needed.
         "results": _PREFIXES
-        + f"""SELECT DISTINCT ?result ?p ?o WHERE {{ GRAPH ?g {{
-  {p} kg:hasResult ?result . ?result ?p ?o }} }} LIMIT {MAX_RESULTS * 12}""",
+        + f"""SELECT DISTINCT ?result ?p ?o WHERE {{
+  {p} kg:hasResult ?result . ?result ?p ?o }} LIMIT {MAX_RESULTS * 12}""",
+        # For each leaderboard the paper is on, and each metric there: the entries, and
+        # each entry's highest and lowest number (add_ranks places the paper's own).
+        # Each entry is read once per leaderboard, not once per result of the paper.
+        "ranks": _PREFIXES
+        + f"""SELECT ?lb ?metric (COUNT(?other) AS ?entries) (GROUP_CONCAT(STR(?hi)) AS ?highs)
+       (GROUP_CONCAT(STR(?lo)) AS ?lows) WHERE {{
+  {{ SELECT ?lb ?metric ?other (MAX(?on) AS ?hi) (MIN(?on) AS ?lo) WHERE {{
+    {{ SELECT DISTINCT ?lb WHERE {{ {p} kg:hasResult ?r . ?r kg:inLeaderboard ?lb }} }}
+    ?other kg:inLeaderboard ?lb ; kg:metricName ?metric ; kg:metricNumber ?on
+  }} GROUP BY ?lb ?metric ?other }}
+}} GROUP BY ?lb ?metric""",
+        "labels": _PREFIXES
+        + f"""SELECT ?x (MIN(?l) AS ?label) WHERE {{
+  {{ SELECT DISTINCT ?x WHERE {{ {p} kg:hasResult ?r . ?r kg:onTask|kg:onDataset ?x }} }}
+  ?x rdfs:label ?l }} GROUP BY ?x""",
         "provenance": _PREFIXES
         + f"""SELECT ?graph ?kind ?origin (MIN(?f) AS ?file) (MIN(?a) AS ?archive)
        (MIN(?sn) AS ?snapshot) (MIN(?lic) AS ?licence) (MIN(?att) AS ?attribution)
@@ -153,39 +170,73 @@ def result_rows(triples: Sequence[Mapping[str, Term]]) -> list[dict[str, Term]]:
     ]
 
 
-def labels_query(iris: Sequence[str]) -> str | None:
-    if not iris:
+def _number(text: str) -> Decimal | None:
+    """A numeric literal's value, to compare as SPARQL does (None: NaN, or not a number).
+
+    >>> _number("78.57"), _number("1.5E2"), _number("NaN"), _number("n/a")
+    (Decimal('78.57'), Decimal('1.5E+2'), None, None)
+    """
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
         return None
-    values = " ".join(_iri(i) for i in sorted(set(iris)))
-    return (
-        _PREFIXES
-        + f"SELECT ?x (MIN(?l) AS ?label) WHERE {{ VALUES ?x {{ {values} }} ?x rdfs:label ?l }} "
-        "GROUP BY ?x"
-    )
+    return None if value.is_nan() else value
 
 
-def ranks_query(rows: Sequence[Mapping[str, Term]]) -> str | None:
-    """For each (leaderboard, metric, value) of the paper's results: the entries above,
-    below and in all, on that leaderboard for that metric (one query for all of them)."""
-    keys = {
-        (r["lb"].n3(), sparql_term(r["metric"]), sparql_term(r["num"]))
+@dataclass(frozen=True)
+class Board:
+    """The entries for one metric on one leaderboard: how many, and their numbers (an
+    entry's highest and lowest, sorted, to count the entries above and below a value)."""
+
+    entries: int
+    highs: list[Decimal]
+    lows: list[Decimal]
+
+    def place(self, number: str) -> tuple[int, int, int]:
+        """(entries, above, below) for a value: the entries with a number above it, below it.
+
+        >>> numbers = [Decimal(n) for n in (1, 2, 2, 5)]
+        >>> Board(4, numbers, numbers).place("2"), Board(4, numbers, numbers).place("-")
+        ((4, 1, 1), (4, 0, 0))
+        """
+        value = _number(number)
+        if value is None:  # SPARQL's comparison would be an error: counted neither way
+            return self.entries, 0, 0
+        above = len(self.highs) - bisect.bisect_right(self.highs, value)
+        return self.entries, above, bisect.bisect_left(self.lows, value)
+
+
+def boards(rows: Sequence[Mapping[str, Term]]) -> dict[tuple[str, str], Board]:
+    """The `ranks` query's rows as Boards, by (leaderboard IRI, metric name)."""
+
+    def numbers(row: Mapping[str, Term], key: str) -> list[Decimal]:
+        found = (_number(text) for text in _text(row, key).split())
+        return sorted(n for n in found if n is not None)
+
+    return {
+        (r["lb"].value, r["metric"].value): Board(
+            _int(r, "entries"), numbers(r, "highs"), numbers(r, "lows")
+        )
         for r in rows
-        if "lb" in r and "num" in r and r["num"].kind == "literal"
+        if "lb" in r and "metric" in r
     }
-    if not keys:
-        return None
-    values = " ".join(f"({lb} {metric} {num})" for lb, metric, num in sorted(keys))
-    return (
-        _PREFIXES
-        + f"""SELECT ?lb ?metric ?num (COUNT(DISTINCT ?other) AS ?entries)
-       (COUNT(DISTINCT ?hi) AS ?above) (COUNT(DISTINCT ?lo) AS ?below) WHERE {{
-  VALUES (?lb ?metric ?num) {{ {values} }}
-  ?other kg:inLeaderboard ?lb .
-  ?other kg:metricName ?metric ; kg:metricNumber ?on .
-  BIND(IF(?on > ?num, ?other, ?nothing) AS ?hi)
-  BIND(IF(?on < ?num, ?other, ?nothing) AS ?lo)
-}} GROUP BY ?lb ?metric ?num"""
-    )
+
+
+def add_ranks(results: Sequence[dict[str, Term]], ranks: Sequence[Mapping[str, Term]]) -> None:
+    """Give each result with a number its entries, and the entries above and below it, on
+    its leaderboard for its metric (as `entries`, `above`, `below` literals, for rank_of)."""
+    by = boards(ranks)
+    for r in results:
+        if "lb" not in r or "num" not in r or r["num"].kind != "literal":
+            continue
+        board = by.get((r["lb"].value, r["metric"].value))
+        if board is not None:
+            entries, above, below = board.place(r["num"].value)
+            r.update(
+                entries=Term("literal", str(entries)),
+                above=Term("literal", str(above)),
+                below=Term("literal", str(below)),
+            )
 
 
 # --- paper lists (method, task, dataset, author, repository pages) -------------------------
@@ -460,14 +511,12 @@ def paper_sections(page: _Page, story: PaperStory) -> list[str]:
         name: result if isinstance(result, list) else _rows(result)
         for name, result in story.rows.items()
     }
-    for r in rows.get("labels", []):
-        page.desc.labels.setdefault(r["x"].value, _text(r, "label"))
-    ranked = {(r["lb"].value, r["metric"].value, r["num"].value): r for r in rows.get("ranks", [])}
-    for r in rows.get("results", []):
-        if "lb" in r and "num" in r:
-            found = ranked.get((r["lb"].value, r["metric"].value, r["num"].value))
-            if found is not None:
-                r.update({k: found[k] for k in ("entries", "above", "below") if k in found})
+    results = rows.get("results", [])
+    shown = {r[k].value for r in results for k in ("task", "dataset") if k in r}
+    for r in rows.get("labels", []):  # the labels of the results' tasks and datasets shown
+        if r["x"].value in shown:
+            page.desc.labels.setdefault(r["x"].value, _text(r, "label"))
+    add_ranks(results, rows.get("ranks", []))
     total = _int(rows["code_count"][0], "n") if rows.get("code_count") else 0
     parts = [
         _biblio(page, rows.get("biblio", [])),
@@ -545,50 +594,66 @@ def page_number(value: str | None) -> int:
     return int(value)
 
 
-async def sections(pool: Any, page: _Page, number: int) -> list[str]:
-    """Run the queries of the entity's sections in the pool (in parallel) and render them."""
+def is_paper_query(iri: str) -> str:
+    return f"ASK {{ {_iri(iri)} a <{KG_NS}Paper> }}"
+
+
+async def paper_story(pool: Any, iri: str, base: str) -> PaperStory:
+    """Run a paper's queries and its similarity lookup in the pool, all at once."""
     import asyncio
 
     from kg.errors import KgError
 
+    queries = paper_queries(iri)
+    names = list(queries)
+
+    async def similar() -> tuple[Mapping[str, Any] | None, str | None]:
+        try:
+            from kg.serve.similar import GRAPH_TIMEOUT
+
+            data = await pool.graph(
+                "similar",
+                GRAPH_TIMEOUT,
+                paper=iri,
+                base_iri=base,
+                by="all",
+                metric="idf",
+                top=SIMILAR_TOP,
+            )
+            return data, None
+        except KgError as exc:
+            return None, f"Similar papers are not available: {exc}"
+
+    found = await asyncio.gather(*(pool.result(queries[n]) for n in names), similar())
+    data, error = found[-1]
+    results = dict(zip(names, found[:-1], strict=True))
+    results["results"] = result_rows(_rows(results["results"]))
+    return PaperStory(results, data, error)
+
+
+async def early_story(pool: Any, iri: str, base: str) -> PaperStory | None:
+    """A paper's story, started while the server still reads the entity's description:
+    the workers that would wait for the description meanwhile run the story's queries.
+    None (after one ASK) for an IRI under paper/ that is no kg:Paper."""
+    if _kind(iri, base) != "paper":
+        return None
+    typed = await pool.result(is_paper_query(iri))
+    if not (isinstance(typed, AskResult) and typed.value):
+        return None
+    return await paper_story(pool, iri, base)
+
+
+async def sections(
+    pool: Any, page: _Page, number: int, early: PaperStory | None = None
+) -> list[str]:
+    """Run the queries of the entity's sections in the pool (in parallel) and render them
+    (a paper's from `early_story`, when that was started)."""
+    import asyncio
+
     iri, base = page.desc.iri, page.base
     kind = _kind(iri, base)
     if kind == "paper" and _typed(page, "Paper"):
-        queries = paper_queries(iri)
-        names = list(queries)
-
-        async def similar() -> tuple[Mapping[str, Any] | None, str | None]:
-            try:
-                from kg.serve.similar import GRAPH_TIMEOUT
-
-                data = await pool.graph(
-                    "similar",
-                    GRAPH_TIMEOUT,
-                    paper=iri,
-                    base_iri=base,
-                    by="all",
-                    metric="idf",
-                    top=SIMILAR_TOP,
-                )
-                return data, None
-            except KgError as exc:
-                return None, f"Similar papers are not available: {exc}"
-
-        found = await asyncio.gather(*(pool.result(queries[n]) for n in names), similar())
-        data, error = found[-1]
-        results = dict(zip(names, found[:-1], strict=True))
-        rows = result_rows(_rows(results["results"]))
-        follow = {
-            "ranks": ranks_query(rows),
-            "labels": labels_query(
-                [r[k].value for r in rows for k in ("task", "dataset") if k in r]
-            ),
-        }
-        asked = {k: q for k, q in follow.items() if q is not None}
-        answers = await asyncio.gather(*(pool.result(q) for q in asked.values()))
-        results.update(zip(asked, answers, strict=True))
-        results["results"] = rows
-        story = PaperStory(results, data, error)
+        story = early if early is not None else await paper_story(pool, iri, base)
         return paper_sections(page, story)
     if kind in PAPER_LISTS and kind != "paper":
         count, papers = await asyncio.gather(
