@@ -20,9 +20,8 @@ loader crash-safe with an intent journal:
 3. the batch is bulk-loaded into its named graphs and, in the same bulk load, into the
    default graph (a set: a triple already there stays once). pyoxigraph's `bulk_load` is
    atomic (its sorted files are ingested in one step at its end), so a triple reaches the
-   default graph only with the quad that states it. A large batch comes in parts (whole
-   records each) loaded side by side, one per core, each atomic the same way
-   (`_load_in_parts`);
+   default graph only with the quad that states it, and readers see a batch whole or not
+   at all;
 4. the journal is cleared (one atomic write).
 
 A writer that opens a store whose journal is not empty (a crash between 1 and 4) runs the
@@ -42,7 +41,6 @@ import re
 import shutil
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import IO, Any, Protocol, TypeVar
 
@@ -77,10 +75,6 @@ _MERGING_SUFFIX = (
 #: Every N-Quads line ends with its graph's IRI: replaced, the line is an N-Triples line of
 #: the default graph (literals escape newlines, so the pattern only matches line ends).
 _GRAPH_AT_END = re.compile(rb" <[^<>\n]*> \.\n")
-#: A batch is loaded in up to this many parts side by side (see `_load_in_parts`), each of
-#: at least so many quads: below that a part costs more in fixed work than it gains.
-_LOAD_THREADS = max(1, min(4, os.cpu_count() or 1))
-_LEAST_PART_QUADS = 5_000
 T = TypeVar("T")
 #: Where read-only snapshots pin their files (see GraphStore._open_snapshot).
 READERS_DIR = ".kg-readers"
@@ -232,30 +226,6 @@ def _retraction(graphs: list[str], *, journal: bool, merge_back: bool = False) -
     )
     parts.extend(f"DROP SILENT GRAPH <{g}>" for g in graphs)
     return " ;\n".join(parts)
-
-
-def _load_in_parts(store: ox.Store, parts: list[bytes]) -> list[SyntaxError]:
-    """Bulk-load N-Quads parts into their named graphs and, in the same load, into the
-    default graph (the merge). Each part is one atomic bulk load of its quads and their
-    merge lines, so the default graph never holds a triple whose quad is missing. One
-    batch's load is one thread in Oxigraph (a single chunk), so the parts run side by side
-    on the other cores while the ingest maps the next batch. Returns the parse errors (all
-    parts are done by then)."""
-
-    def load(part: bytes) -> SyntaxError | None:
-        try:
-            # Merge lines: each line's graph IRI replaced by nothing (the default graph).
-            store.bulk_load(part + _GRAPH_AT_END.sub(b" .\n", part), format=ox.RdfFormat.N_QUADS)
-        except SyntaxError as exc:
-            return exc
-        return None
-
-    if len(parts) == 1:
-        problems = [load(parts[0])]
-    else:
-        with ThreadPoolExecutor(len(parts), thread_name_prefix="kg-load") as pool:
-            problems = list(pool.map(load, parts))  # every part finishes before recovery
-    return [p for p in problems if p is not None]
 
 
 # --- the store ----------------------------------------------------------------------------
@@ -513,14 +483,9 @@ class GraphStore:
             removed += 1
         return removed
 
-    @staticmethod
-    def part_count(quads: int) -> int:
-        """How many parts a batch of `quads` is best written in (see `write_batch`)."""
-        return max(1, min(_LOAD_THREADS, quads // _LEAST_PART_QUADS))
-
     def write_batch(
         self,
-        nquads: bytes | list[bytes],
+        nquads: bytes,
         graphs: Iterable[str],
         replace: Iterable[str] = (),
         shared: Iterable[str] = (),
@@ -530,10 +495,6 @@ class GraphStore:
         `nquads` may also hold triples for the `shared` graphs (the entities graph); those
         are set-merged. Every triple also goes into the default graph, which stays the merge
         of all graphs. See the module docstring for why this is crash-safe.
-
-        `nquads` may come in parts (`part_count` says how many pay), loaded side by side,
-        each atomically: a part should hold whole records and the shared triples they state,
-        so that a reader never sees half a record.
         """
         store = self._writable()
         journal = ox.NamedNode(JOURNAL_GRAPH)
@@ -551,10 +512,15 @@ class GraphStore:
                 store.update(_retraction(replace, journal=True))
                 # journal and removals on disk before the new versions: the write-ahead
                 store.flush()  # log is not synced, and a power cut must not merge them
-            problems = _load_in_parts(store, [nquads] if isinstance(nquads, bytes) else nquads)
-            if problems:  # nothing may stay half-loaded: drop the batch's graphs, then report
+            try:
+                # One atomic bulk load: the quads into their graphs and, as the merge lines
+                # (each line's graph IRI removed), their triples into the default graph.
+                merge = _GRAPH_AT_END.sub(b" .\n", nquads)
+                store.bulk_load(nquads + merge, format=ox.RdfFormat.N_QUADS)
+            except SyntaxError as exc:
+                # Nothing may stay half-loaded: drop the batch's graphs again, then report.
                 self.recover()
-                raise StoreError(f"the batch did not parse as N-Quads: {problems[0]}") from None
+                raise StoreError(f"the batch did not parse as N-Quads: {exc}") from None
             store.remove_graph(journal)
         except OSError as exc:  # disk full, I/O error: the journal lets the next writer recover
             raise KgError(
