@@ -432,6 +432,17 @@ def test_incidence_only_and_missing_relation() -> None:
         inc.only(["authors"])
 
 
+@pytest.mark.parametrize("first", ["a", "missing"])
+def test_a_paper_row_is_the_same_by_scan_and_by_map(first: str) -> None:
+    """The first lookup scans the list, later ones build a map: both give the same rows."""
+    inc = Incidence.from_pairs({"methods": [(P + x, IT + "m") for x in "cab"]})
+    asked = [first, "a", "b", "c", "missing", first]
+    rows = [inc.row(P + x) for x in asked]
+    assert inc._paper_rows is not None  # the map was built after the first lookup
+    want = {P + x: i for i, x in enumerate(sorted("abc"))}
+    assert rows == [want.get(P + x) for x in asked]
+
+
 def test_paper_without_items_has_no_matches(seed_store: GraphStore) -> None:
     result = similar(seed_store, A_SLUG, base_iri=BASE, by="datasets")
     assert result.item_count == 0 and result.matches == []

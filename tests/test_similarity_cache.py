@@ -9,7 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kg.graph import cache
 from kg.graph.incidence import load_incidence
@@ -65,8 +68,11 @@ def test_persisted_indexes_rank_as_fresh_ones(store_path: Path, metric: str) -> 
         restored = cache.similarity_index(store, "all", metric)  # read back
         fresh = SimilarityIndex(load_incidence(store, "all"), METRICS[metric])
         assert restored is not fresh
+        assert (restored.df == fresh.df).all() and (restored.mass == fresh.mass).all()
         for paper in papers:
             assert restored.top(paper, 10) == fresh.top(paper, 10)
+        a, b = papers[0], restored.top(papers[0], 1)[0].paper
+        assert restored.shared(a, b) == fresh.shared(a, b)
         files = os.listdir(store_path / cache.CACHE_DIR / str(cache.content_key(store)))
         assert f"index-all-{metric}.npz" in files and "incidence.npz" in files
 
@@ -121,3 +127,25 @@ def test_a_memory_store_builds_in_memory(seed_store: GraphStore) -> None:
     assert cache.content_key(seed_store) is None
     got = cache.incidence(seed_store, "methods")
     assert got.papers == load_incidence(seed_store, "methods").papers
+
+
+_LINE = st.text(st.characters(blacklist_characters="\n", blacklist_categories=("Cs",)), max_size=8)
+
+
+@given(st.lists(_LINE, max_size=30).filter(lambda lines: lines != [""]), st.data())
+def test_cached_lines_behave_as_the_list_they_were_written_from(
+    lines: list[str], data: st.DataObject
+) -> None:
+    read = cache.Lines.of("\n".join(lines).encode())
+    assert len(read) == len(lines) and list(read) == lines and read == lines
+    assert [read[i] for i in range(-len(lines), len(lines))] == lines + lines
+    assert read[1:-1:2] == lines[1:-1:2]
+    for value in [*lines, *data.draw(st.lists(_LINE, max_size=3))]:
+        if value in lines:
+            assert read.index(value) == lines.index(value)
+        else:
+            with pytest.raises(ValueError):
+                read.index(value)
+    rows = data.draw(st.lists(st.integers(0, max(len(lines) - 1, 0)), max_size=10))
+    if lines:
+        assert list(read.take(np.array(rows, dtype=np.int64))) == [lines[r] for r in rows]

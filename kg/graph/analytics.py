@@ -161,12 +161,12 @@ def characteristic(
         key=lambda i: (
             -round(float(lift[i]), 9),
             -int(inside[candidates[i]]),
-            inc.items[candidates[i]],
+            inc.items[int(candidates[i])],
         ),
     )[:top]
     return [
         Term(
-            inc.items[candidates[i]],
+            inc.items[int(candidates[i])],
             inc.relation_of(int(candidates[i])),
             int(inside[candidates[i]]),
             int(overall[i]),

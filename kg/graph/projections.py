@@ -93,7 +93,7 @@ def _without_common(inc: Incidence, max_share: float | None) -> Incidence:
     keep = np.flatnonzero(inc.item_papers <= limit)
     return Incidence(
         inc.papers,
-        [inc.items[i] for i in keep],
+        [inc.items[i] for i in keep.tolist()],
         inc.item_relation[keep],
         inc.relations,
         inc.matrix[:, keep].tocsr(),
