@@ -398,13 +398,14 @@ class SimilarityIndex:
         index.weight = np.asarray(state["weight"])
         index.mass = np.asarray(state["mass"])
         # The posting lists hold every link once, as the incidence does: they share its
-        # array of ones (46 MB at archive size, 0.1-0.2 s to fill). scipy copies a view of
-        # a larger array, so the bands get their own.
+        # array of ones (46 MB at archive size, 0.1-0.2 s to fill), and the bands share one
+        # as long as their largest (scipy copies a view of under half an array).
         links = incidence.matrix.data
+        band_links = [state[f"band{i}_indices"] for i in range(len(state["band_least"]))]
+        band_ones = np.ones(max(map(len, band_links), default=0), dtype=np.float64)
 
         def csr(indptr: Array, indices: Array, columns: int) -> sp.csr_matrix:
-            shared = len(indices) == len(links)
-            data = links if shared else np.ones(len(indices), dtype=np.float64)
+            data = links if len(indices) == len(links) else band_ones[: len(indices)]
             return sp.csr_matrix((data, indices, indptr), shape=(index.n_items, columns))
 
         index.postings = csr(state["postings_indptr"], state["postings_indices"], index.n_papers)
