@@ -148,4 +148,6 @@ def test_cached_lines_behave_as_the_list_they_were_written_from(
                 read.index(value)
     rows = data.draw(st.lists(st.integers(0, max(len(lines) - 1, 0)), max_size=10))
     if lines:
-        assert list(read.take(np.array(rows, dtype=np.int64))) == [lines[r] for r in rows]
+        taken, want = read.take(np.array(rows, dtype=np.int64)), [lines[r] for r in rows]
+        assert list(taken) == want
+        assert [taken.index(v) for v in want] == [want.index(v) for v in want]

@@ -181,13 +181,11 @@ class Lines(Sequence[str]):
         if isinstance(value, str) and "\n" not in value and len(self):
             encoded, at = value.encode(), 0
             while (at := self._data.find(encoded, at)) >= 0:
-                row = int(np.searchsorted(self._starts, at, side="right")) - 1
-                if (
-                    self._starts[row] == at
-                    and self._ends[row] == at + len(encoded)
-                    and start <= row < (len(self) if stop is None else stop)
-                ):
-                    return row
+                # the rows that are exactly these bytes (a `take` may reorder or repeat rows)
+                rows = np.flatnonzero((self._starts == at) & (self._ends == at + len(encoded)))
+                rows = rows[(rows >= start) & (rows < (len(self) if stop is None else stop))]
+                if len(rows):
+                    return int(rows[0])
                 at += 1
         raise ValueError(f"{value!r} is not in the lines")
 
