@@ -151,3 +151,14 @@ def test_cached_lines_behave_as_the_list_they_were_written_from(
         taken, want = read.take(np.array(rows, dtype=np.int64)), [lines[r] for r in rows]
         assert list(taken) == want
         assert [taken.index(v) for v in want] == [want.index(v) for v in want]
+        start, stop = data.draw(st.integers(-12, 12)), data.draw(st.integers(-12, 12))
+        for value in want:
+            try:
+                expected: int | None = want.index(value, start, stop)
+            except ValueError:
+                expected = None
+            if expected is None:
+                with pytest.raises(ValueError):
+                    taken.index(value, start, stop)
+            else:
+                assert taken.index(value, start, stop) == expected

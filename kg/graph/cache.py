@@ -179,14 +179,25 @@ class Lines(Sequence[str]):
 
     def index(self, value: object, start: int = 0, stop: int | None = None) -> int:
         if isinstance(value, str) and "\n" not in value and len(self):
-            encoded, at = value.encode(), 0
-            while (at := self._data.find(encoded, at)) >= 0:
-                # the rows that are exactly these bytes (a `take` may reorder or repeat rows)
-                rows = np.flatnonzero((self._starts == at) & (self._ends == at + len(encoded)))
-                rows = rows[(rows >= start) & (rows < (len(self) if stop is None else stop))]
-                if len(rows):
-                    return int(rows[0])
-                at += 1
+            encoded = value.encode()
+            lengths = self._ends - self._starts
+            if encoded:
+                # every place the bytes stand as a whole line of the data; a `take` may have
+                # reordered or repeated the rows, so the rows are then matched by offset
+                data, size, at, offsets = self._data, len(encoded), 0, []
+                while (at := data.find(encoded, at)) >= 0:
+                    if (at == 0 or data[at - 1] == 0x0A) and data[at + size : at + size + 1] in (
+                        b"",
+                        b"\n",
+                    ):
+                        offsets.append(at)
+                    at += 1
+                matches = np.isin(self._starts, offsets) & (lengths == size)
+            else:
+                matches = lengths == 0
+            rows = np.flatnonzero(matches[start:stop]) + len(range(len(self))[:start])
+            if len(rows):
+                return int(rows[0])
         raise ValueError(f"{value!r} is not in the lines")
 
     def __eq__(self, other: object) -> bool:

@@ -108,6 +108,18 @@ def _remove_stale_pins(path: Path) -> None:
             pass  # alive, someone else's
 
 
+def _link_logs(path: Path, into: Path, *, vanished_ok: bool) -> None:
+    """Hard-link the store's write-ahead logs not yet in `into` (see _open_snapshot)."""
+    for log in sorted(path.glob("*.log")):
+        if (into / log.name).exists():
+            continue
+        try:
+            os.link(log, into / log.name)
+        except FileNotFoundError:
+            if not vanished_ok:
+                raise
+
+
 def store_signature(path: Path) -> tuple[tuple[str, int, int], ...]:
     """Names, sizes and modification times of a store directory's files: any write changes it.
 
@@ -298,28 +310,35 @@ class GraphStore:
 
         A checkpoint of a read-only store holds no write-ahead log, so the writer's latest
         transactions (a cleared journal, removed graphs) would be missing: the logs are
-        linked in too, as a plain read-only open replays them. A log that disappears
-        meanwhile (the writer flushed it into a table the checkpoint does not list) makes
-        the open start again.
+        linked in too, as a plain read-only open replays them. They are linked before the
+        open, so the writer cannot flush one away while the checkpoint is written (a busy
+        2-core machine lost ten attempts in a row to that); a log gone before the open was
+        already in a table the open sees. A log that appears during the open and vanishes
+        before it is linked makes the open start again.
         """
-        logs = {log.name for log in path.glob("*.log")}
-        live = ox.Store.read_only(str(path))
         _remove_stale_pins(path)
         pin = path / READERS_DIR / f"{os.getpid()}-{next(_PIN_NUMBERS)}"
+        staged = pin.with_name(pin.name + ".logs")
         try:
-            pin.parent.mkdir(exist_ok=True)
-            live.backup(str(pin))
-            for name in sorted(logs | {log.name for log in path.glob("*.log")}):
-                (pin / name).unlink(missing_ok=True)
-                os.link(path / name, pin / name)
+            staged.mkdir(parents=True)
         except OSError as exc:
-            shutil.rmtree(pin, ignore_errors=True)
             if _vanished(exc):
                 raise
-            return cls(live, path, True)  # a read-only directory: an unpinned snapshot
-        except RuntimeError:
+            return cls(ox.Store.read_only(str(path)), path, True)  # read-only: unpinned
+        try:
+            _link_logs(path, staged, vanished_ok=True)
+            live = ox.Store.read_only(str(path))
+            _link_logs(path, staged, vanished_ok=False)
+            live.backup(str(pin))
+            for log in staged.iterdir():
+                os.replace(log, pin / log.name)
+            staged.rmdir()
+        except (OSError, RuntimeError) as exc:
             shutil.rmtree(pin, ignore_errors=True)
-            raise
+            shutil.rmtree(staged, ignore_errors=True)
+            if isinstance(exc, RuntimeError) or _vanished(exc):
+                raise
+            return cls(ox.Store.read_only(str(path)), path, True)  # no hard links: unpinned
         del live
         try:
             store = cls(ox.Store.read_only(str(pin)), path, True)
