@@ -24,7 +24,7 @@ from kg.errors import StoreError
 from kg.export.exporter import export
 from kg.ingest.ingestor import ingest
 from kg.rdf.results import SelectResult
-from kg.rdf.store import JOURNAL_GRAPH, GraphStore
+from kg.rdf.store import JOURNAL_GRAPH, MERGE_ONLY_MARK, GraphStore
 from kg.rdf.vocab import PREFIXES
 from kg.testing.dumps import write_archive
 from kg.testing.records import records
@@ -341,3 +341,88 @@ def test_a_store_without_the_merge_gets_it_when_opened_for_writing(tmp_path: Pat
     with GraphStore.open(path) as writer:
         assert writer.merge_size() == 3
         assert writer.count() == 6
+
+
+own_default_operation = st.one_of(
+    operation,
+    st.tuples(
+        st.sampled_from(
+            ["update-default", "update-named", "delete-named", "load-default", "load-named"]
+        ),
+        st.sampled_from(range(len(GRAPHS))),
+        st.sampled_from(POOL),
+    ),
+)
+
+
+def _own_default_triples(store: GraphStore) -> set[str]:
+    """The default graph's triples that no named graph states, counted in plain Python."""
+    named: set[str] = set()
+    for graph in GRAPHS:
+        if store.has_graph(graph):
+            named.update(line[: -len(f" <{graph}> .\n")] for line in store.quads_nquads(graph))
+    return {line[:-3] for line in store.merge_ntriples()} - named
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(own_default_operation, min_size=1, max_size=10))
+def test_a_store_kg_created_knows_when_its_default_graph_is_only_the_merge(
+    tmp_path_factory: pytest.TempPathFactory, ops: list[Any]
+) -> None:
+    """kg marks a store it creates as holding only the merge in its default graph, so a
+    dataset export need not scan the whole default graph for statements of its own. Any
+    mix of record writes, SPARQL updates and loads: while the mark stands, there are none
+    (a plain Python difference of the graphs); once gone, the scan finds exactly those,
+    and the N-Quads export keeps them."""
+    path = tmp_path_factory.mktemp("own") / "store"
+    store = GraphStore.open(path)
+    assert (path / MERGE_ONLY_MARK).exists()
+    for kind, index, what in ops:
+        graph = GRAPHS[index]
+        if kind in ("write", "rewrite"):
+            _write(store, graph, what, store.has_graph(graph))
+        elif kind == "drop":
+            if store.has_graph(graph):
+                store.remove_graph(graph)
+        elif kind == "update-default":
+            store.update(f"INSERT DATA {{ {what} }}")
+        elif kind == "update-named":
+            store.update(f"INSERT DATA {{ GRAPH <{graph}> {{ {what} }} }}")
+        elif kind == "delete-named":  # the triple stays in the merge: now the default's own
+            store.update(f"DELETE DATA {{ GRAPH <{graph}> {{ {what} }} }}")
+        elif kind == "load-default":
+            store.load(f"{what} .\n".encode(), "ntriples")
+        else:
+            store.load(f"{what} <{graph}> .\n".encode(), "nquads")
+        own = _own_default_triples(store)
+        assert store.has_own_default() == bool(own), (kind, own)
+        if own:
+            assert not (path / MERGE_ONLY_MARK).exists()
+        if store.derived_default():
+            exported = {line[:-3] for line in store.quads_nquads() if line.count(" <") == 1}
+            assert own <= exported
+    store.close()
+
+
+def test_a_reimported_export_keeps_the_mark_unless_it_states_default_triples(
+    tmp_path: Path,
+) -> None:
+    """`bulk_load` into a fresh store (kg import): an export of named graphs only keeps the
+    mark; one with a default-graph statement of its own loses it, and that statement is
+    found and exported again."""
+    source = GraphStore.open(tmp_path / "source")
+    _write(source, GRAPHS[0], frozenset(POOL[:3]), False)
+    clean = "".join(source.quads_nquads()).encode()
+    source.update(f"INSERT DATA {{ {POOL[5]} }}")
+    with_own = "".join(source.quads_nquads()).encode()
+    source.close()
+    for name, data, own in (("clean", clean, False), ("own", with_own, True)):
+        path = tmp_path / name
+        with GraphStore.open(path) as store:
+            store.bulk_load(data, "nquads")
+            assert (path / MERGE_ONLY_MARK).exists() is not own
+            assert store.has_own_default() is own
+            assert (f"{POOL[5]} .\n" in set(store.quads_nquads())) is own
+    with GraphStore.open(tmp_path / "source") as reopened:  # no mark for a store kg reopens
+        assert not (tmp_path / "source" / MERGE_ONLY_MARK).exists()
+        assert reopened.has_own_default()

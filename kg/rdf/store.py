@@ -78,6 +78,12 @@ _GRAPH_AT_END = re.compile(rb" <[^<>\n]*> \.\n")
 T = TypeVar("T")
 #: Where read-only snapshots pin their files (see GraphStore._open_snapshot).
 READERS_DIR = ".kg-readers"
+#: A file kg writes into a store it creates: the default graph holds only the merge of the
+#: named graphs. It goes, before the write, with the first write that may state a triple of
+#: the default graph's own (a SPARQL update, a load into the default graph), and never comes
+#: back. Without it, exports look for such triples with a scan of the whole default graph
+#: (a query per triple: over 15 minutes at 100,000 records).
+MERGE_ONLY_MARK = ".kg-merge-only"
 _PIN_NUMBERS = itertools.count()
 #: How often opening a snapshot is tried while a writer deletes the files being linked.
 _SNAPSHOT_ATTEMPTS = 10
@@ -195,8 +201,7 @@ def _graph(iri: str | None) -> ox.NamedNode | ox.DefaultGraph:
 KG_PENDING = ox.NamedNode(KG.pendingLoad[1:-1])
 #: A default-graph triple that no named graph states (the journal aside).
 _OWN_PATTERN = (
-    "?s ?p ?o FILTER NOT EXISTS { GRAPH ?g { ?s ?p ?o } "
-    f"FILTER (?g != <{JOURNAL_GRAPH}>) }}"
+    f"?s ?p ?o FILTER NOT EXISTS {{ GRAPH ?g {{ ?s ?p ?o }} FILTER (?g != <{JOURNAL_GRAPH}>) }}"
 )
 _OWN_DEFAULT = f"CONSTRUCT {{ ?s ?p ?o }} WHERE {{ {_OWN_PATTERN} }}"
 #: What keeps the default graph a superset of the named graphs after a SPARQL update (not
@@ -281,6 +286,7 @@ class GraphStore:
                     raise StoreError(f"cannot open the store at {path} read-only: {exc}") from None
         if path.exists() and not path.is_dir():
             raise StoreError(f"{path} is a file, not a store directory; pick another --store path")
+        fresh = not (path / "CURRENT").exists()
         try:
             store = cls(ox.Store(str(path)), path, False)
         except OSError as exc:
@@ -291,6 +297,8 @@ class GraphStore:
                     "which open a snapshot beside the writer."
                 ) from None
             raise StoreError(f"cannot open the store at {path}: {exc}") from None
+        if fresh:
+            (path / MERGE_ONLY_MARK).touch()
         store.recover()
         store.remove_orphan_bulk_files()
         _remove_stale_pins(path)
@@ -457,10 +465,8 @@ class GraphStore:
         """Whether the default graph holds the merge of the named graphs: false only for a
         store written before kg kept it (named graphs, an empty default graph)."""
         if self._keeps_merge is None:
-            store = self._store
-            empty = next(iter(store.quads_for_pattern(None, None, None, ox.DefaultGraph())), None)
-            self._keeps_merge = empty is not None or not any(
-                g != ox.NamedNode(JOURNAL_GRAPH) for g in store.named_graphs()
+            self._keeps_merge = self._default_graph_is_nonempty() or not any(
+                g != ox.NamedNode(JOURNAL_GRAPH) for g in self._store.named_graphs()
             )
         return self._keeps_merge
 
@@ -570,16 +576,24 @@ class GraphStore:
             for q in quads
             if isinstance(q.graph_name, ox.NamedNode) and q.graph_name.value != JOURNAL_GRAPH
         ]
-        self._writable().extend(quads + merged)
+        store = self._writable()
+        if any(isinstance(q.graph_name, ox.DefaultGraph) for q in quads):
+            self._may_state_own_default()
+        store.extend(quads + merged)
 
     def bulk_load(self, data: bytes, fmt: str) -> None:
         """Load RDF in any format with Oxigraph's bulk loader: several times faster than
         `load`, but not atomic, so only for a fresh store (re-importing an export). The
         default graph's merge is rebuilt afterwards."""
+        store = self._writable()
+        had_default = self._default_graph_is_nonempty()
         try:
-            self._writable().bulk_load(data, format=rdf_format(fmt))
+            store.bulk_load(data, format=rdf_format(fmt))
         except SyntaxError as exc:
             raise KgError(f"the {fmt} input does not parse: {exc}") from None
+        finally:
+            if had_default or self._default_graph_is_nonempty():
+                self._may_state_own_default()  # the data may state triples of the default graph
         if rdf_format(fmt).supports_datasets:
             self.rebuild_merge()
 
@@ -593,6 +607,7 @@ class GraphStore:
         joins the default graph's merge (a scan of the named graphs). What it deletes from a
         named graph stays in the merge: drop or re-ingest graphs through kg for that."""
         _check_query_text(sparql)
+        self._may_state_own_default()
         try:
             self._writable().update(f"{sparql}\n;\n{_MERGE_MISSING}")
         except SyntaxError as exc:
@@ -685,9 +700,7 @@ class GraphStore:
                 for q in quads
             )
 
-        new = [
-            ox.Quad(moved(q.subject), q.predicate, moved(q.object), q.graph_name) for q in found
-        ]
+        new = [ox.Quad(moved(q.subject), q.predicate, moved(q.object), q.graph_name) for q in found]
         store.update(f"DELETE DATA {{ {data(found)} }} ;\nINSERT DATA {{ {data(new)} }}")
         return sum(1 for q in found if isinstance(q.graph_name, ox.NamedNode))  # not the merge
 
@@ -807,9 +820,7 @@ class GraphStore:
         text = ox.serialize(result, format=ox.RdfFormat.N_TRIPLES) or b""
         return GraphResult(text.decode("utf-8"))
 
-    def select_values(
-        self, sparql: str, *, union: bool = True
-    ) -> Iterator[tuple[str | None, ...]]:
+    def select_values(self, sparql: str, *, union: bool = True) -> Iterator[tuple[str | None, ...]]:
         """Stream a SELECT's rows as plain lexical values (None where unbound).
 
         For bulk reads (millions of rows) where `query`'s typed terms cost more than the
@@ -941,7 +952,7 @@ class GraphStore:
 
     def _own(self, wanted: bool) -> Iterator[ox.Triple]:
         """The default graph's own triples (see `has_own_default`), when `wanted`."""
-        if wanted:
+        if wanted and not self._merge_only():
             result = self._store.query(_OWN_DEFAULT)
             assert isinstance(result, ox.QueryTriples)
             yield from result
@@ -949,8 +960,27 @@ class GraphStore:
     def has_own_default(self) -> bool:
         """Whether the default graph states triples that no named graph states (written by
         a SPARQL update or `load` into the default graph): dataset exports keep those."""
+        if self._merge_only():
+            return False
         result = self._store.query(f"ASK {{ {_OWN_PATTERN} }}")
         return bool(result)
+
+    def _merge_only(self) -> bool:
+        """Whether no write has stated a triple of the default graph's own (MERGE_ONLY_MARK);
+        false for a store kg did not create, or that a SPARQL update has written."""
+        return self.path is not None and (self.path / MERGE_ONLY_MARK).exists()
+
+    def _may_state_own_default(self) -> None:
+        """Before a write that may state a triple of the default graph's own: the store is no
+        longer known to hold only the merge there. Removed first, so a crash leaves it out."""
+        if self.path is not None:
+            (self.path / MERGE_ONLY_MARK).unlink(missing_ok=True)
+
+    def _default_graph_is_nonempty(self) -> bool:
+        return (
+            next(iter(self._store.quads_for_pattern(None, None, None, ox.DefaultGraph())), None)
+            is not None
+        )
 
     def merge_ntriples(self) -> Iterator[str]:
         """The default graph (the merge) as N-Triples lines, in store order."""
