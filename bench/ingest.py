@@ -1,6 +1,6 @@
 """Ingest benchmark (issue 2): kg ingest vs Oxigraph's bulk loader vs an rdflib-built ingest.
 
-    python bench/ingest.py [--records 100000] [--repeat 1]
+    python bench/ingest.py [--records 100000] [--rdflib-records M] [--work DIR]
 
 1. Generate N seed-format records (kg.testing.records: archive-like distributions) into a JSONL file.
 2. Run, each in a fresh child process (so peak RSS belongs to one variant), side by side:
@@ -8,10 +8,13 @@
                 into an on-disk store;
    * bulk     — `Store.bulk_load` of the very graph kg produced, dumped as N-Quads
                 (the practical limit: no JSON, no mapping, no journal);
-   * rdflib   — the usual way: each record mapped into an rdflib graph with rdflib terms,
-                serialised as N-Quads per batch and loaded into an on-disk Oxigraph store.
-3. Check that the rdflib variant produced the same graph (canonical digest) on a sample, and
-   print records/s, triples/s, peak RSS and the ratios kg/bulk and kg/rdflib.
+   * rdflib   — the usual way: each record mapped with rdflib terms into an rdflib Dataset
+                (its record graph and the shared entities graph, the quads kg's mapping
+                writes), serialised as N-Quads per batch and loaded into an on-disk Oxigraph
+                store.
+3. Check that the rdflib variant builds the very graph kg builds (canonical digests equal,
+   kg:sourceFile aside) on the first 500 records, and print records/s, triples/s, peak RSS
+   and the ratios kg/bulk and kg/rdflib.
 """
 
 from __future__ import annotations
@@ -65,48 +68,121 @@ def run_bulk(nquads: Path, store: Path) -> dict[str, Any]:
 
 
 def rdflib_map(rec: dict[str, Any], ingested_at: str) -> Any:
-    """Map one record the usual way: an rdflib graph built from rdflib terms."""
+    """Map one record the usual way: an rdflib graph built from rdflib terms.
+
+    The very quads kg's mapping (kg/ingest/mapping.py) writes for the fields that generated
+    and seed records carry: the record's own triples in its graph, the types and labels of
+    shared entities (authors, tasks, methods, venues, repositories, repository kinds) in the
+    entities graph, licence URLs as their normalised IRIs. kg's validation is not repeated,
+    and results and introduced methods/datasets (empty in both kinds of records) are not
+    mapped. `check_same_graph` below compares the two graphs.
+    """
     import hashlib
+    import re
 
     from rdflib import RDF, RDFS, XSD, Dataset, Literal, Namespace, URIRef
     from rdflib.namespace import DCTERMS, FOAF, PROV, SKOS
 
-    from kg.ingest.identity import Iris, arxiv_id, repository
+    from kg.ingest.identity import Iris, arxiv_id, licence_iri, pwc_slug, repository, slug_from_url
+    from kg.rdf.terms import safe_iri, segment
 
     KG = Namespace("https://w3id.org/kg/ontology#")
     SDO = Namespace("https://schema.org/")
     iris = Iris(BASE)
-    slug = rec["url"].rsplit("/", 1)[-1]
+
+    def text(d: dict[str, Any], key: str) -> str | None:  # kg's rule: a blank string is no value
+        value = d.get(key)
+        return value if isinstance(value, str) and value.strip() else None
+
+    def canonical(value: Any) -> str:
+        return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+    slug = slug_from_url(rec["url"], "paper")
+    assert slug
     paper_iri = iris.paper(slug)
-    graph_iri = iris.record_graph(f"paper/{slug}")
+    graph_iri = iris.record_graph(iris.local_key(paper_iri))
     ds = Dataset()
     g = ds.graph(URIRef(graph_iri))
     e = ds.graph(URIRef(iris.entities_graph()))
     p = URIRef(paper_iri)
+    gr = URIRef(graph_iri)
+
+    def put(s: URIRef, pred: URIRef, d: dict[str, Any], key: str, kind: str = "text") -> None:
+        """One optional field of `d` as a literal (or a link), left out when absent."""
+        value = d.get(key)
+        if kind == "text":
+            if text(d, key) is not None:
+                g.add((s, pred, Literal(value)))
+        elif value is None:
+            return
+        elif kind == "flag":
+            g.add((s, pred, Literal(bool(value))))
+        elif kind == "int":
+            g.add((s, pred, Literal(value)))
+        elif kind == "json":
+            g.add((s, pred, Literal(canonical(value), datatype=RDF.JSON)))
+        elif text(d, key) is not None and kind == "link":
+            g.add((s, pred, URIRef(safe_iri(value.strip()))))
+        elif text(d, key) is not None and kind == "licence":
+            g.add((s, pred, URIRef(safe_iri(licence_iri(value).strip()))))
+        elif text(d, key) is not None and kind == "date":
+            g.add((s, pred, Literal(value.strip()[:10], datatype=XSD.date)))
+        elif text(d, key) is not None and kind == "datetime":
+            g.add((s, pred, Literal(value.strip(), datatype=XSD.dateTime)))
+
+    def entity(iri: str, cls: URIRef, label_p: URIRef, label: str | None) -> URIRef:
+        """A shared entity: its type and label in the entities graph; a label given by a
+        specific property (foaf:name, skos:prefLabel) is also its rdfs:label."""
+        node = URIRef(iri)
+        e.add((node, RDF.type, cls))
+        if label:
+            e.add((node, label_p, Literal(label)))
+            e.add((node, RDFS.label, Literal(label)))
+        return node
+
+    def repo(ref: Any) -> URIRef:
+        node = entity(iris.repository(ref), KG.Repository, RDFS.label, ref.key.split("/", 1)[-1])
+        e.add((node, SDO.codeRepository, URIRef(ref.url)))
+        e.add((node, KG.host, Literal(ref.key.split("/", 1)[0])))
+        return node
+
+    def repo_kind(kind: str) -> URIRef:
+        node = entity(iris.repo_kind(kind), KG.RepoKind, SKOS.prefLabel, kind)
+        e.add((node, RDF.type, SKOS.Concept))
+        return node
+
+    def segments(key: str) -> str:
+        return "/".join(segment(s) for s in key.split("/"))
+
+    # The paper.
     g.add((p, RDF.type, KG.Paper))
     g.add((p, KG.pwcSlug, Literal(slug)))
-    g.add((p, RDFS.seeAlso, URIRef(f"https://paperswithcode.com/paper/{slug}")))
-    g.add((p, DCTERMS.title, Literal(rec["title"])))
-    g.add((p, DCTERMS.abstract, Literal(rec["abstract"])))
-    g.add((p, DCTERMS.issued, Literal(rec["date"], datatype=XSD.date)))
-    arxiv = arxiv_id(rec["arxiv_id"])
-    g.add((p, KG.arxivId, Literal(arxiv)))
-    g.add((p, RDFS.seeAlso, URIRef(f"https://arxiv.org/abs/{arxiv}")))
-    g.add((p, KG.abstractPage, URIRef(rec["url_abs"])))
-    g.add((p, KG.pdf, URIRef(rec["url_pdf"])))
-    if rec.get("proceeding"):
-        venue, year, month = rec["proceeding"].rsplit(" ", 2)
-        v = URIRef(iris.venue(venue))
-        e.add((v, RDF.type, KG.Venue))
-        e.add((v, RDFS.label, Literal(venue)))
+    g.add((p, RDFS.seeAlso, URIRef(f"https://paperswithcode.com/paper/{segment(slug)}")))
+    if text(rec, "title"):
+        g.add((p, DCTERMS.title, Literal(rec["title"])))
+        g.add((p, RDFS.label, Literal(rec["title"])))
+    put(p, DCTERMS.abstract, rec, "abstract")
+    put(p, DCTERMS.issued, rec, "date", "date")
+    if text(rec, "arxiv_id"):
+        arxiv = arxiv_id(rec["arxiv_id"])
+        assert arxiv
+        g.add((p, KG.arxivId, Literal(arxiv)))
+        g.add((p, RDFS.seeAlso, URIRef(f"https://arxiv.org/abs/{safe_iri(arxiv)}")))
+    put(p, KG.abstractPage, rec, "url_abs", "link")
+    put(p, KG.pdf, rec, "url_pdf", "link")
+    if text(rec, "proceeding"):
         g.add((p, KG.proceeding, Literal(rec["proceeding"])))
-        g.add((p, KG.venue, v))
-        g.add((p, KG.venueYear, Literal(int(year))))
-        g.add((p, KG.venueMonth, Literal(int(month))))
-    for pos, name in enumerate(rec["authors"], start=1):
-        a = URIRef(iris.author(name))
-        e.add((a, RDF.type, KG.Author))
-        e.add((a, FOAF.name, Literal(name)))
+        words = " ".join(rec["proceeding"].split())
+        m = re.match(r"^(.*?)\s+((?:19|20)\d{2})(?:\s+(\d{1,2}))?$", words)  # venue year [month]
+        venue = m.group(1) if m and m.group(1) else words
+        g.add((p, KG.venue, entity(iris.venue(venue), KG.Venue, RDFS.label, venue)))
+        if m and m.group(1):
+            g.add((p, KG.venueYear, Literal(int(m.group(2)))))
+            if m.group(3) and 1 <= int(m.group(3)) <= 12:
+                g.add((p, KG.venueMonth, Literal(int(m.group(3)))))
+    names = [name for name in rec.get("authors") or [] if name.strip()]
+    for pos, name in enumerate(names, start=1):
+        a = entity(iris.author(name), KG.Author, FOAF.name, name.strip())
         ship = URIRef(f"{paper_iri}/authorship/{pos}")
         g.add((p, DCTERMS.creator, a))
         g.add((p, KG.authorship, ship))
@@ -114,90 +190,134 @@ def rdflib_map(rec: dict[str, Any], ingested_at: str) -> Any:
         g.add((ship, KG.author, a))
         g.add((ship, KG.position, Literal(pos)))
         g.add((ship, KG.authorName, Literal(name)))
-    for t in rec["tasks"]:
-        node = URIRef(iris.task(t["task_slug"]))
-        e.add((node, RDF.type, KG.Task))
-        e.add((node, RDFS.label, Literal(t["task_name"])))
-        g.add((p, KG.hasTask, node))
-    for m in rec["methods"]:
-        node = URIRef(iris.method(m["method_slug"]))
-        e.add((node, RDF.type, KG.Method))
-        e.add((node, RDFS.label, Literal(m["method_name"])))
-        g.add((p, KG.usesMethod, node))
+    for t in rec.get("tasks") or []:
+        name = text(t, "task_name")
+        slug_t = text(t, "task_slug") or pwc_slug(name or "") or (name or "").strip()
+        g.add((p, KG.hasTask, entity(iris.task(slug_t), KG.Task, RDFS.label, name)))
+    for mt in rec.get("methods") or []:
+        name = text(mt, "method_name")
+        slug_m = text(mt, "method_slug") or pwc_slug(name or "") or (name or "").strip()
+        g.add((p, KG.usesMethod, entity(iris.method(slug_m), KG.Method, RDFS.label, name)))
+    put(p, KG.arxivMetadata, rec, "arxiv_metadata", "json")
+    put(p, KG.extractedResults, rec, "syntology_extracted_results", "json")
 
-    def repo(url: str) -> URIRef:
-        ref = repository(url)
-        assert ref is not None
-        node = URIRef(iris.repository(ref))
-        e.add((node, RDF.type, KG.Repository))
-        e.add((node, RDFS.label, Literal(ref.key.split("/", 1)[1])))
-        e.add((node, SDO.codeRepository, URIRef(ref.url)))
-        e.add((node, KG.host, Literal(ref.key.split("/", 1)[0])))
-        return node
-
-    for link in rec["code_links"]:
+    # Code links (one node per normalised link: a repeat says nothing new).
+    seen: set[str] = set()
+    for link in rec.get("code_links") or []:
         ref = repository(link["repo_url"])
         assert ref is not None
-        r = repo(link["repo_url"])
-        node = URIRef(f"{paper_iri}/code/{ref.key}")
+        r = repo(ref)
+        tail = segments(ref.key) + (f"/-/{segments(ref.path)}" if ref.path else "")
+        if tail in seen:
+            continue
+        seen.add(tail)
+        node = URIRef(f"{paper_iri}/code/{tail}")
         g.add((p, KG.codeLink, node))
         g.add((p, KG.hasRepository, r))
         g.add((node, RDF.type, KG.CodeLink))
         g.add((node, KG.repository, r))
-        g.add((node, KG.linkedUrl, URIRef(link["repo_url"])))
-        g.add((node, KG.isOfficial, Literal(bool(link["is_official"]))))
-        g.add((node, KG.mentionedInPaper, Literal(bool(link["mentioned_in_paper"]))))
-        g.add((node, KG.mentionedInGithub, Literal(bool(link["mentioned_in_github"]))))
-        g.add((node, KG.framework, Literal(link["framework"])))
-        if link["reach"]:
-            g.add((node, KG.reachStatus, Literal(link["reach"]["status"])))
-    syn = rec["syntology"]
-    for s in syn["samples"]:
-        node = URIRef(f"{paper_iri}/sample/{s['code_sha256_prefix']}")
-        g.add((p, KG.hasSample, node))
-        g.add((node, RDF.type, KG.Sample))
-        g.add((node, KG.codeSha256Prefix, Literal(s["code_sha256_prefix"])))
-        g.add((node, KG.entry, Literal(s["entry"])))
-        g.add((node, KG.repository, repo(s["repo"])))
-        kind = URIRef(iris.repo_kind(s["repo_kind"]))
-        e.add((kind, RDF.type, KG.RepoKind))
-        e.add((kind, RDF.type, SKOS.Concept))
-        e.add((kind, SKOS.prefLabel, Literal(s["repo_kind"])))
-        g.add((node, KG.repoKind, kind))
-        g.add((node, KG.filePath, Literal(s["path"])))
-        g.add((node, KG.fileUrl, URIRef(s["file_url"])))
-        g.add((node, KG.linkBasis, Literal(s["link_basis"])))
-        g.add((node, SDO.programmingLanguage, Literal(s["language"])))
-        g.add((node, KG.executionStatus, Literal(s["status"])))
-        g.add((node, KG.verificationLevel, Literal(s["verification_level"])))
-        if s["contract_check"]:
-            g.add((node, KG.contractCheck, Literal(s["contract_check"])))
-        if s["metamorphic_tier"]:
-            g.add((node, KG.metamorphicTier, Literal(s["metamorphic_tier"])))
-        g.add((node, KG.behaviourFingerprint, Literal(s["behaviour_fingerprint"])))
-        g.add((node, KG.licenceName, Literal(s["licence"])))
-        g.add((node, KG.inlineOk, Literal(s["inline_ok"])))
-        g.add((node, KG.mcpCall, Literal(json.dumps(s["mcp_get_code"], sort_keys=True, separators=(",", ":")), datatype=RDF.JSON)))
-    gr = URIRef(graph_iri)
-    text = json.dumps(rec, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        g.add((node, KG.linkedUrl, URIRef(ref.link_url)))
+        if ref.path:
+            g.add((node, KG.repositoryPath, Literal(ref.path)))
+        put(node, KG.isOfficial, link, "is_official", "flag")
+        put(node, KG.mentionedInPaper, link, "mentioned_in_paper", "flag")
+        put(node, KG.mentionedInGithub, link, "mentioned_in_github", "flag")
+        put(node, KG.framework, link, "framework")
+        if link.get("reach"):
+            put(node, KG.reachStatus, link["reach"], "status")
+
+    # The record's provenance.
+    content = canonical(rec)
     g.add((gr, RDF.type, KG.Record))
     g.add((gr, RDF.type, PROV.Entity))
     g.add((gr, KG.describes, p))
-    g.add((gr, KG.contentHash, Literal("sha256:" + hashlib.sha256(text.encode()).hexdigest())))
+    g.add((gr, KG.contentHash, Literal("sha256:" + hashlib.sha256(content.encode()).hexdigest())))
     g.add((gr, KG.sourceFile, Literal("records.jsonl")))
     g.add((gr, KG.ingestedAt, Literal(ingested_at, datatype=XSD.dateTime)))
-    src = rec["source"]
-    g.add((gr, KG.sourceArchive, Literal(src["archive"])))
-    g.add((gr, KG.snapshot, Literal(src["snapshot"], datatype=XSD.date)))
-    g.add((gr, DCTERMS.license, URIRef(src["licence_url"])))
-    g.add((gr, KG.rowKind, Literal(src["row_kind"])))
-    g.add((gr, KG.readAt, Literal(syn["read_at"], datatype=XSD.dateTime)))
-    for status, n in syn["summary"].items():
-        node = URIRef(f"{graph_iri}/status/{status}")
+    src = rec.get("source") or {}
+    put(gr, KG.sourceArchive, src, "archive")
+    put(gr, KG.snapshot, src, "snapshot", "date")
+    put(gr, KG.archiveLicence, src, "licence_url", "licence")
+    put(gr, KG.rowKind, src, "row_kind")
+    about = rec.get("about") or {}
+    put(gr, KG.republishedBy, about, "site", "link")
+    put(gr, KG.licenceName, about, "licence")
+    put(gr, DCTERMS.license, about, "licence_url", "licence")
+    put(gr, KG.attribution, about, "attribution", "link")
+    put(gr, KG.modificationNote, about, "modified")
+    put(gr, KG.nonAffiliation, about, "non_affiliation")
+
+    # What Syntology says about the paper's code.
+    syn = rec.get("syntology") or {}
+    put(p, RDFS.seeAlso, syn, "syntology_url", "link")
+    put(gr, KG.atlasPage, syn, "atlas_url", "link")
+    put(gr, KG.developersPage, syn, "developers", "link")
+    put(gr, KG.mcpCall, syn, "mcp", "json")
+    put(gr, KG.readAt, syn, "read_at", "datetime")
+    put(gr, KG.readAtMeaning, syn, "read_at_is")
+    put(gr, KG.harvestClaim, syn, "claim")
+    put(gr, KG.pointerOnlyForLicence, syn, "n_pointer_only_for_licence", "int")
+    for kind, definition in (syn.get("repo_kind_vocabulary") or {}).items():
+        e.add((repo_kind(kind), SKOS.definition, Literal(definition)))
+    for h in syn.get("repos") or []:
+        ref = repository(h["url"])
+        assert ref is not None
+        node = URIRef(f"{graph_iri}/harvest/{segments(ref.key)}")
+        g.add((gr, KG.harvestedRepository, node))
+        g.add((node, RDF.type, KG.HarvestedRepository))
+        g.add((node, KG.repository, repo(ref)))
+        put(node, KG.harvestProvenance, h, "provenance")
+        if h.get("reach"):
+            put(node, KG.reachStatus, h["reach"], "status")
+    for status, n in (syn.get("summary") or {}).items():
+        node = URIRef(f"{graph_iri}/status/{segment(status)}")
         g.add((gr, KG.statusCount, node))
         g.add((node, RDF.type, KG.StatusCount))
         g.add((node, KG.status, Literal(status)))
         g.add((node, KG["count"], Literal(n)))
+    for kind, counts in (syn.get("by_repo_kind") or {}).items():
+        node = URIRef(f"{graph_iri}/repo-kind/{segment(kind)}")
+        g.add((gr, KG.repoKindSummary, node))
+        g.add((node, RDF.type, KG.RepoKindSummary))
+        g.add((node, KG.repoKind, repo_kind(kind)))
+        put(node, KG.sampleCount, counts, "samples", "int")
+        put(node, KG.ranCount, counts, "ran", "int")
+        put(node, KG.repositoryCount, counts, "repositories", "int")
+    seen = set()
+    for s in syn.get("samples") or []:
+        sha, entry = text(s, "code_sha256_prefix"), text(s, "entry")
+        key = canonical([entry, s.get("repo"), s.get("path")])
+        local = segment(sha) if sha else "h" + hashlib.sha1(key.encode()).hexdigest()[:16]
+        node_iri = f"{paper_iri}/sample/{local}"
+        if node_iri in seen:  # the same code twice: told apart by entry, then by order
+            node_iri += "-" + segment(entry or "")
+            base_iri, k = node_iri, 2
+            while node_iri in seen:
+                node_iri, k = f"{base_iri}-{k}", k + 1
+        seen.add(node_iri)
+        node = URIRef(node_iri)
+        g.add((p, KG.hasSample, node))
+        g.add((node, RDF.type, KG.Sample))
+        put(node, KG.codeSha256Prefix, s, "code_sha256_prefix")
+        put(node, KG.entry, s, "entry")
+        if text(s, "repo"):
+            ref = repository(s["repo"])
+            assert ref is not None
+            g.add((node, KG.repository, repo(ref)))
+        if text(s, "repo_kind"):
+            g.add((node, KG.repoKind, repo_kind(s["repo_kind"])))
+        put(node, KG.filePath, s, "path")
+        put(node, KG.fileUrl, s, "file_url", "link")
+        put(node, KG.linkBasis, s, "link_basis")
+        put(node, SDO.programmingLanguage, s, "language")
+        put(node, KG.executionStatus, s, "status")
+        put(node, KG.verificationLevel, s, "verification_level", "int")
+        put(node, KG.contractCheck, s, "contract_check")
+        put(node, KG.metamorphicTier, s, "metamorphic_tier")
+        put(node, KG.behaviourFingerprint, s, "behaviour_fingerprint", "flag")
+        put(node, KG.licenceName, s, "licence")
+        put(node, KG.inlineOk, s, "inline_ok", "flag")
+        put(node, KG.mcpCall, s, "mcp_get_code", "json")
     return ds
 
 
