@@ -33,6 +33,7 @@ absent, in its graph and in the default graph, and running the same ingest again
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import itertools
@@ -114,16 +115,23 @@ def _remove_stale_pins(path: Path) -> None:
             pass  # alive, someone else's
 
 
-def _link_logs(path: Path, into: Path, *, vanished_ok: bool) -> None:
-    """Hard-link the store's write-ahead logs not yet in `into` (see _open_snapshot)."""
-    for log in sorted(path.glob("*.log")):
-        if (into / log.name).exists():
-            continue
-        try:
-            os.link(log, into / log.name)
-        except FileNotFoundError:
-            if not vanished_ok:
-                raise
+#: The files a RocksDB directory is opened from (not LOCK, the info LOG, or a bulk load's
+#: files in progress): tables and logs are linked last, just before the open reads them.
+_STORE_FILES = re.compile(r"CURRENT|IDENTITY|MANIFEST-\d+|OPTIONS-\d+")
+_DATA_FILES = re.compile(r"\d+\.(log|sst)")
+
+
+def _link_store_files(path: Path, into: Path, names: re.Pattern[str]) -> None:
+    """Hard-link the store's files whose names match into `into` (see _open_snapshot). A
+    file gone meanwhile was dropped by the writer after a newer version stopped using it.
+    The manifest is copied instead: frozen, it names no table made after the copy."""
+    for entry in sorted(os.scandir(path), key=lambda e: e.name):
+        if names.fullmatch(entry.name) and not (into / entry.name).exists():
+            with contextlib.suppress(FileNotFoundError):
+                if entry.name.startswith("MANIFEST-"):
+                    shutil.copyfile(entry.path, into / entry.name)
+                else:
+                    os.link(entry.path, into / entry.name)
 
 
 def store_signature(path: Path) -> tuple[tuple[str, int, int], ...]:
@@ -146,6 +154,12 @@ def store_signature(path: Path) -> tuple[tuple[str, int, int], ...]:
 def _vanished(exc: BaseException) -> bool:
     """Whether a RocksDB error says a table file is gone (a writer compacted it away)."""
     return "No such file or directory" in str(exc)
+
+
+def _lost_race(exc: BaseException) -> bool:
+    """Whether opening a snapshot failed on the writer's moves: a file gone, or the copy of
+    a manifest caught mid-write (an error about a file in READERS_DIR). Worth another go."""
+    return _vanished(exc) or READERS_DIR in str(exc)
 
 
 def iri_error(value: str) -> str | None:
@@ -278,7 +292,7 @@ class GraphStore:
                 try:
                     return cls._open_snapshot(path)
                 except (OSError, RuntimeError) as exc:
-                    if attempt < _SNAPSHOT_ATTEMPTS - 1 and _vanished(exc):
+                    if attempt < _SNAPSHOT_ATTEMPTS - 1 and _lost_race(exc):
                         # the writer compacted a file away while we linked it: again, a
                         # little later (a busy 2-core machine lost three attempts in a row)
                         time.sleep(0.02 * attempt)
@@ -316,38 +330,40 @@ class GraphStore:
         writer cannot delete. The pin is removed on close, or by the next opener if this
         process died.
 
-        A checkpoint of a read-only store holds no write-ahead log, so the writer's latest
-        transactions (a cleared journal, removed graphs) would be missing: the logs are
-        linked in too, as a plain read-only open replays them. They are linked before the
-        open, so the writer cannot flush one away while the checkpoint is written (a busy
-        2-core machine lost ten attempts in a row to that); a log gone before the open was
-        already in a table the open sees. A log that appears during the open and vanishes
-        before it is linked makes the open start again.
+        The checkpoint is taken from a second directory of hard links to the store's files,
+        with a copy of the manifest, not from the store itself: the writer cannot delete
+        what the checkpoint still has to link, and the frozen manifest names no table made
+        after it (a busy 2-core machine lost ten attempts in a row to each). Tables and logs
+        are linked before the copy and again after it. A read-only checkpoint holds no
+        write-ahead log, so the writer's latest transactions (a cleared journal, removed
+        graphs) would be missing: the linked logs move into the pin too, as a plain
+        read-only open replays them.
         """
         _remove_stale_pins(path)
         pin = path / READERS_DIR / f"{os.getpid()}-{next(_PIN_NUMBERS)}"
-        staged = pin.with_name(pin.name + ".logs")
+        links = pin.with_name(pin.name + ".links")
         try:
-            staged.mkdir(parents=True)
+            links.mkdir(parents=True)
         except OSError as exc:
             if _vanished(exc):
                 raise
             return cls(ox.Store.read_only(str(path)), path, True)  # read-only: unpinned
         try:
-            _link_logs(path, staged, vanished_ok=True)
-            live = ox.Store.read_only(str(path))
-            _link_logs(path, staged, vanished_ok=False)
+            _link_store_files(path, links, _DATA_FILES)
+            _link_store_files(path, links, _STORE_FILES)
+            _link_store_files(path, links, _DATA_FILES)
+            live = ox.Store.read_only(str(links))
             live.backup(str(pin))
-            for log in staged.iterdir():
+            del live
+            for log in links.glob("*.log"):
                 os.replace(log, pin / log.name)
-            staged.rmdir()
+            shutil.rmtree(links)
         except (OSError, RuntimeError) as exc:
             shutil.rmtree(pin, ignore_errors=True)
-            shutil.rmtree(staged, ignore_errors=True)
-            if isinstance(exc, RuntimeError) or _vanished(exc):
+            shutil.rmtree(links, ignore_errors=True)
+            if isinstance(exc, RuntimeError) or _lost_race(exc):
                 raise
             return cls(ox.Store.read_only(str(path)), path, True)  # no hard links: unpinned
-        del live
         try:
             store = cls(ox.Store.read_only(str(pin)), path, True)
         except (OSError, RuntimeError):
