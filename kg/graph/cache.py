@@ -186,16 +186,15 @@ class Lines(Sequence[str]):
                 # reordered or repeated the rows, so the rows are then matched by offset
                 data, size, at, offsets = self._data, len(encoded), 0, []
                 while (at := data.find(encoded, at)) >= 0:
-                    if (at == 0 or data[at - 1] == 0x0A) and data[at + size : at + size + 1] in (
-                        b"",
-                        b"\n",
-                    ):
+                    begins_line = at == 0 or data[at - 1] == 0x0A
+                    ends_line = at + size == len(data) or data[at + size] == 0x0A
+                    if begins_line and ends_line:
                         offsets.append(at)
                     at += 1
                 matches = np.isin(self._starts, offsets) & (lengths == size)
             else:
                 matches = lengths == 0
-            rows = np.flatnonzero(matches[start:stop]) + len(range(len(self))[:start])
+            rows = np.flatnonzero(matches[start:stop]) + range(len(self))[start:stop].start
             if len(rows):
                 return int(rows[0])
         raise ValueError(f"{value!r} is not in the lines")

@@ -116,7 +116,7 @@ def _remove_stale_pins(path: Path) -> None:
 
 
 #: The files a RocksDB directory is opened from (not LOCK, the info LOG, or a bulk load's
-#: files in progress): tables and logs are linked last, just before the open reads them.
+#: files in progress): tables and logs are linked both before and after the manifest copy.
 _STORE_FILES = re.compile(r"CURRENT|IDENTITY|MANIFEST-\d+|OPTIONS-\d+")
 _DATA_FILES = re.compile(r"\d+\.(log|sst)")
 
