@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -67,6 +71,41 @@ def seed_store(seed_paths: list[Path]) -> GraphStore:
     report = ingest(store, [str(p) for p in seed_paths], base_iri=BASE)
     assert report.added == 2 and report.rejected == 0
     return store
+
+
+def _shared_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder every xdist worker of this run sees (the session's own one without xdist)."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+def build_once(tmp_path_factory: pytest.TempPathFactory, name: str, *argv: str) -> Path:
+    """Run `kg --store DIR/name/store ARGV` once per test run, whatever the xdist workers.
+
+    The first worker to take the lock builds; the others wait and reuse the store. Tests
+    only read it (open it read-only, or copy it first).
+    """
+    root = _shared_dir(tmp_path_factory) / name
+    root.mkdir(parents=True, exist_ok=True)
+    store, done = root / "store", root / "built"
+    with open(root / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            proc = subprocess.run(
+                [sys.executable, "-m", "kg", "--store", str(store), *argv],
+                cwd=ROOT, capture_output=True, text=True, check=False,
+            )
+            assert proc.returncode == 0, proc.stderr[-2000:]
+            done.write_text(proc.stdout, encoding="utf-8")
+    return store
+
+
+@pytest.fixture(scope="session")
+def readme_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The README's store: `kg ingest examples/` (both seeds, the methods dump and the 2020
+    evaluation tables), built once per run and shared. Read it only: open with
+    `GraphStore.open(path, read_only=True)` or `kg --store PATH <read command>`."""
+    return build_once(tmp_path_factory, "readme-store", "ingest", "-q", str(ROOT / "examples"))
 
 
 @pytest.fixture
