@@ -27,7 +27,7 @@ from kg.cli import app
 from tests.conftest import ROOT
 
 #: Each doc, and the column of its first table that names commands or tests.
-DOCS = {"docs/performance.md": "command"}
+DOCS = {"docs/performance.md": "command", "docs/reliability.md": "proved by"}
 PYTHONS = {"python", "python3", ".venv/bin/python"}
 BENCH = ROOT / "bench"
 
