@@ -1,5 +1,6 @@
 """The docs that open with the present: the first table of docs/performance.md and
-docs/reliability.md names commands and tests that exist and accept the flags it shows.
+docs/reliability.md names commands and tests that exist and accept the flags it shows, and
+the first table of docs/ontology.md names every graph of the README store.
 
 Nothing is measured: a bench script is asked for its ``--help`` (all of them in one
 subprocess), a ``kg`` command is resolved in the Typer app and asked for its ``--help``
@@ -138,7 +139,7 @@ def bench_help() -> dict[str, tuple[object, str]]:
 
 
 def test_the_first_section_of_each_doc_is_its_table() -> None:
-    for doc in DOCS:
+    for doc in (*DOCS, "docs/ontology.md"):
         text = (ROOT / doc).read_text(encoding="utf-8")
         first_section = text.split("\n## ", 2)[1]
         assert first_table(doc), doc
@@ -260,3 +261,43 @@ def test_pytest_commands_run_real_paths_and_flags(pytestconfig: pytest.Config) -
                 pytestconfig.getoption(flag.lstrip("-").replace("-", "_"))
             except ValueError:
                 pytest.fail(f"{doc}: {ref}: pytest has no option {flag}")
+
+
+def graph_patterns() -> dict[str, re.Pattern[str]]:
+    """ontology.md's first table: each part of the graph and its IRI patterns as regexes."""
+    patterns = {}
+    for row in first_table("docs/ontology.md"):
+        for span in re.findall(r"`([^`]+)`", row["iri"]):
+            parts = re.split(r"(<[^>]+>|…)", span)
+            regex = "".join(
+                ".+" if part in ("…", "<paper-key>", "<paper>")
+                else "[^/]+" if part.startswith("<") else re.escape(part)
+                for part in parts
+            )
+            patterns[span] = re.compile(regex)
+    return patterns
+
+
+def test_the_ontology_table_names_every_graph_of_the_readme_store(readme_store: Path) -> None:
+    from kg.config import DEFAULT_BASE_IRI
+    from kg.rdf.store import GraphStore
+
+    store = GraphStore.open(readme_store, read_only=True)
+    try:
+        graphs = [str(g) for g in store.named_graphs()]
+    finally:
+        store.close()
+    assert graphs
+    patterns = graph_patterns()
+    matched: dict[str, int] = dict.fromkeys(patterns, 0)
+    unnamed = []
+    for graph in graphs:
+        local = graph.removeprefix(DEFAULT_BASE_IRI)
+        hits = [span for span, regex in patterns.items() if regex.fullmatch(local)]
+        if not hits:
+            unnamed.append(graph)
+        for span in hits:
+            matched[span] += 1
+    assert unnamed == [], "graphs that docs/ontology.md's first table does not describe"
+    # Every row but the journal (hidden from readers) describes graphs that exist.
+    assert [s for s, n in matched.items() if n == 0 and not s.startswith("urn:")] == []
