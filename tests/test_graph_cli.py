@@ -80,7 +80,8 @@ def test_similar_errors(cli: CliRunner, store_path: str) -> None:
     bad_metric = run(cli, "--store", store_path, "similar", A, "--metric", "dice")
     assert bad_metric.exit_code == 2
     assert (
-        "unknown metric 'dice'; use one of: idf, jaccard, overlap, cosine, adamic-adar"
+        "unknown metric 'dice'; use one of: idf, idf-cosine, jaccard, overlap, cosine, "
+        "adamic-adar"
         in bad_metric.stderr
     )
     bad_by = run(cli, "--store", store_path, "similar", A, "--by", "code")
