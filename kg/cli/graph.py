@@ -66,8 +66,11 @@ def similar_command(
 ) -> None:
     """The papers closest to PAPER, each with its score and the shared items behind it.
 
-    The default metric, idf, weighs a shared item by how rare it is: sharing an author or
-    a rare method counts far more than sharing Adam or Dropout (docs/similarity.md).
+    The default metric, idf, weighs a shared item by how rare it is (idf²).
+    The score is the weight shared over (PAPER's weight)^3/4 times
+    (the other paper's weight)^1/4: sharing an author or a rare method
+    counts far more than sharing Adam or Dropout, and a paper with many
+    items of its own is penalised only a little (docs/similarity.md).
     """
     from kg.graph.cache import similarity_index
     from kg.graph.similarity import resolve_paper, similar
