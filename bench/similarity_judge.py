@@ -19,9 +19,9 @@ descending, then paper IRI ascending.
 
 from __future__ import annotations
 
+import argparse
 import json
 import random
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -166,10 +166,23 @@ def join(out: Path, data: Path) -> None:
     print(f"{len(judgements)} judgements -> {data}")
 
 
-if __name__ == "__main__":
-    if sys.argv[1] == "pool":
-        pool(Path(sys.argv[2]), Path(sys.argv[3]))
-    elif sys.argv[1] == "join":
-        join(Path(sys.argv[2]), Path(sys.argv[3]))
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    steps = parser.add_subparsers(dest="step", required=True)
+    pool_step = steps.add_parser("pool", help="choose the queries and pool the rankings")
+    pool_step.add_argument("store", type=Path, help="the README store")
+    pool_step.add_argument("out", type=Path, help="where blind.txt and key.json go")
+    join_step = steps.add_parser("join", help="join grades.txt and key.json into the data")
+    join_step.add_argument("out", type=Path, help="the folder of blind.txt and grades.txt")
+    join_step.add_argument("data", type=Path, help="tests/data/similarity_judgements.json")
+    args = parser.parse_args()
+    if args.step == "pool":
+        pool(args.store, args.out)
     else:
-        raise SystemExit(__doc__)
+        join(args.out, args.data)
+
+
+if __name__ == "__main__":
+    main()
