@@ -90,10 +90,22 @@ def test_an_index_persisted_by_an_earlier_version_is_not_read(store_path: Path) 
         state = fresh.state()
         with pytest.raises(ValueError, match="does not match this version"):
             SimilarityIndex.restore(inc, METRICS["jaccard"], state)
-        # A file of the right name holding other weights (as an older kg could have left):
-        cache.similarity_index(store, "all", "idf")
-        cache._MEMORY.clear()
+        # The file an earlier kg wrote for the cosine under the name "idf" is not read, and
+        # goes when the new one is written; other metrics' files stay.
         directory = store_path / cache.CACHE_DIR / str(cache.content_key(store))
+        cache.similarity_index(store, "all", "idf-cosine")
+        (directory / "index-all-idf.npz").write_bytes(
+            (directory / "index-all-idf-cosine.npz").read_bytes()
+        )
+        (directory / "index-all-idf-v1.npz").write_bytes(b"an older version")
+        assert cache.similarity_index(store, "all", "idf").top(inc.papers[0], 5) == fresh.top(
+            inc.papers[0], 5
+        )
+        names = set(os.listdir(directory))
+        assert "index-all-idf-v2.npz" in names and "index-all-idf-cosine.npz" in names
+        assert "index-all-idf.npz" not in names and "index-all-idf-v1.npz" not in names
+        # A file of the right name holding other weights (as an older kg could have left):
+        cache._MEMORY.clear()
         path = directory / cache._index_name(inc.relations, "idf")
         with path.open("wb") as out:
             np.savez(out, **{**state, "weight": state["weight"] * 2})  # type: ignore[arg-type]

@@ -28,6 +28,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -293,6 +294,17 @@ def _index_name(relations: tuple[str, ...], metric: str) -> str:
     return f"index-{name}-{metric}{f'-v{version}' if version > 1 else ''}.npz"
 
 
+def _remove_other_versions(directory: Path, relations: tuple[str, ...], metric: str) -> None:
+    """Delete the files an earlier version of the metric left for the same relations."""
+    name = "all" if relations == _ALL else "+".join(relations)
+    pattern = re.compile(rf"index-{re.escape(name)}-{re.escape(metric)}(-v\d+)?\.npz")
+    keep = _index_name(relations, metric)
+    for path in directory.iterdir():
+        if path.name != keep and pattern.fullmatch(path.name):
+            with contextlib.suppress(OSError):
+                path.unlink()
+
+
 def similarity_index(store: GraphStore, by: str | Sequence[str], metric: str) -> SimilarityIndex:
     """The similarity index of `by` and `metric`, loaded or built (and then kept)."""
     chosen = metric_named(metric)
@@ -321,6 +333,7 @@ def similarity_index(store: GraphStore, by: str | Sequence[str], metric: str) ->
 
             with contextlib.suppress(OSError):
                 _write_atomically(directory, _index_name(relations, chosen.name), arrays)
+                _remove_other_versions(directory, relations, chosen.name)
     loaded.indexes[wanted] = index
     return index
 
