@@ -111,17 +111,20 @@ def test_the_index_ranks_as_plain_python(incidence: Incidence, metric: str) -> N
 def test_the_new_ranking_does_not_lose_on_blind_judgements(incidence: Incidence) -> None:
     new, new_judged = ndcg(_tops(incidence, "idf"))
     old, old_judged = ndcg(_tops(incidence, "idf-cosine"))
-    # Both rankings were pooled: every pair they rank today was judged.
-    assert new_judged == old_judged == 1.0
-    assert new >= old
-    assert (round(new, 3), round(old, 3)) == (REPORTED["idf"], REPORTED["idf-cosine"])
-    # The pool as recorded is what the two rankings give today.
-    assert _tops(incidence, "idf-cosine") == {
-        q: DATA["pooled_from"][q]["idf-cosine"] for q in DATA["queries"]
-    }
-    assert _tops(incidence, "idf") == {
-        q: DATA["pooled_from"][q]["idf-geo-0.25"] for q in DATA["queries"]
-    }
+    # Unjudged pairs count 0; if the store's links change, most pairs must still be judged.
+    assert min(new_judged, old_judged) >= 0.9, "re-pool and judge with bench/similarity_judge.py"
+    assert new >= old, (new, old)
+
+
+def test_the_judged_pool_is_todays_rankings(incidence: Incidence) -> None:
+    """Every pair the two rankings give today was judged, and the figures in the docs hold.
+    (If the links of the README store change, re-pool and judge the new pairs.)"""
+    tops = {m: _tops(incidence, m) for m in ("idf", "idf-cosine")}
+    assert tops["idf-cosine"] == {q: DATA["pooled_from"][q]["idf-cosine"] for q in DATA["queries"]}
+    assert tops["idf"] == {q: DATA["pooled_from"][q]["idf-geo-0.25"] for q in DATA["queries"]}
+    assert ndcg(tops["idf"])[1] == ndcg(tops["idf-cosine"])[1] == 1.0
+    got = {m: round(ndcg(t)[0], 3) for m, t in tops.items()}
+    assert got == REPORTED
 
 
 def test_the_ndcg_of_the_judgements_themselves() -> None:
