@@ -366,7 +366,9 @@ class KgServer:
             params.one(_FORMAT_PARAM) is None and "text/html" in accept
         )
         if wants_html:
-            page = search_page.render(text, type_, described, self.config.base_iri)
+            page = search_page.render(
+                text, type_, described, self.config.base_iri, await self._store_sources()
+            )
             return Response(
                 page,
                 media_type="text/html; charset=utf-8",
@@ -592,6 +594,13 @@ class KgServer:
             bindings=bindings,
         )
 
+    async def _store_sources(self) -> list[dict[str, Any]]:
+        """The footer's sources for a page drawn from the whole store."""
+        rows = await self.running.result(story.store_sources_query())
+        base = self.config.base_iri
+        view = linked_data.Labeller(linked_data.Description(base), base)
+        return story.sources(view, story.rows_of(rows))
+
     async def _named_query_page(
         self, named: NamedQuery, values: Mapping[str, str], bindings: Mapping[str, Term]
     ) -> Response:
@@ -603,6 +612,7 @@ class KgServer:
         context = query_page.context(
             named, values, form, answer, self.config.base_iri, f"/queries/{named.name}"
         )
+        context["sources"] = await self._store_sources()
         return Response(
             render("query.html", context),
             media_type="text/html; charset=utf-8",

@@ -587,8 +587,12 @@ async def graph_page(pool: Any, view: Labeller, number: int) -> dict[str, Any]:
         },
     )
     f = facts(view, found["facts"])
+    record = KG + "Record" in {t.value for t in f.get(story.RDF_TYPE, [])}
+    file = first(f, KG + "sourceFile")
+    titled = {"title": f"Record {file}"} if record and file else {}
     return {
-        "record": KG + "Record" in {t.value for t in f.get(story.RDF_TYPE, [])},
+        **titled,
+        "record": record,
         "facts": [(name, first(f, KG + key)) for key, name in _RECORD_FACTS if first(f, KG + key)],
         "licence": first(f, "http://purl.org/dc/terms/license"),
         "attribution": first(f, KG + "attribution"),

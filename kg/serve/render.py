@@ -114,6 +114,29 @@ def marked(text: str | None, marks: Sequence[Sequence[int]] | None = None) -> Ma
     return Markup(mark(value, spans, "<mark>", "</mark>", lambda s: str(escape(s))))
 
 
+def marked_plain(text: str | None, marks: Sequence[Sequence[int]] | None = None) -> Markup:
+    """A search snippet as plain text (any Markdown in it rendered to its words) with the
+    words its marks cover marked wherever they occur, escaped.
+
+    >>> str(marked_plain("**Attention Dropout** is [dropout](https://x.org)", [(2, 11)]))
+    '<mark>Attention</mark> Dropout is dropout'
+    """
+    value = "" if text is None else str(text)
+    words = {
+        value[int(a) : int(b)].strip().lower()
+        for a, b in (marks or [])
+        if 0 <= int(a) < int(b) <= len(value)
+    }
+    words.discard("")
+    shown = plain(value)
+    if not words:
+        return Markup(escape(shown))
+    pattern = re.compile(
+        "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)), re.IGNORECASE
+    )
+    return marked(shown, [m.span() for m in pattern.finditer(shown)])
+
+
 def safe_href(url: str | None) -> str | None:
     """A link target a page may carry: a path on this server, or an http(s) URL; else None.
 
@@ -213,6 +236,7 @@ def environment() -> jinja2.Environment:
         plain=plain,
         snippet=snippet,
         marked=marked,
+        marked_plain=marked_plain,
         safe_href=safe_href,
         number=_number,
         plural=_plural,

@@ -27,13 +27,19 @@ def hit_context(hit: Mapping[str, Any], base: str) -> dict[str, Any]:
     }
 
 
-def render(query: str, type_: str | None, hits: Sequence[Mapping[str, Any]], base: str) -> str:
-    """The hits page."""
+def render(
+    query: str,
+    type_: str | None,
+    hits: Sequence[Mapping[str, Any]],
+    base: str,
+    sources: Sequence[Mapping[str, Any]] = (),
+) -> str:
+    """The hits page (`sources`: the footer's, see kg.serve.story.sources)."""
     return render_template(
         "search.html",
         title=query,
         search_query=query,
         search_type=type_,
         hits=[hit_context(h, base) for h in hits],
-        sources=[],
+        sources=list(sources),
     )

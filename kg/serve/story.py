@@ -178,6 +178,22 @@ def provenance_query(iri: str, *, graph: bool = False) -> str:
     )
 
 
+
+def store_sources_query(limit: int = 50) -> str:
+    """The dumps and records of the whole store (the footer of pages drawn from all of it:
+    search, named queries), each with its file, snapshot, licence and attribution."""
+    return (
+        PREFIXES
+        + f"""SELECT ?origin (MIN(?f) AS ?file) (MIN(?a) AS ?archive) (MIN(?sn) AS ?snapshot)
+       (MIN(?lic) AS ?licence) (MIN(?att) AS ?attribution) WHERE {{
+  {{ SELECT ?origin WHERE {{ ?origin a kg:Dump }} LIMIT {limit} }}
+  UNION {{ SELECT ?origin WHERE {{ ?origin a kg:Record }} LIMIT {limit} }}
+  OPTIONAL {{ ?origin kg:sourceFile ?f }} OPTIONAL {{ ?origin kg:sourceArchive ?a }}
+  OPTIONAL {{ ?origin kg:snapshot ?sn }} OPTIONAL {{ ?origin dcterms:license ?lic }}
+  OPTIONAL {{ ?origin kg:attribution ?att }}
+}} GROUP BY ?origin ORDER BY ?origin"""
+    )
+
 _RESULT_FIELDS = {
     KG_NS + "inLeaderboard": "lb",
     KG_NS + "onTask": "task",
