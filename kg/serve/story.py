@@ -156,7 +156,7 @@ def provenance_query(iri: str, *, graph: bool = False) -> str:
         if graph
         else f"""{{ SELECT DISTINCT ?graph WHERE {{
     {{ GRAPH ?graph {{ {p} ?pp ?oo }} }} UNION {{ GRAPH ?graph {{ ?ss ?pp {p} }} }}
-  }} LIMIT 200 }}"""
+  }} LIMIT 60 }}"""
     )
     return (
         PREFIXES
