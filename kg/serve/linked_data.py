@@ -5,9 +5,10 @@ An entity's description is its own triples, the triples of the nodes minted unde
 since a method like Adam is used by a large share of all papers). A named graph's IRI (a
 record, `graph/record/<key>`) describes the graph's contents.
 
-The functions here only build query text and render rows; the server runs the queries in
-its worker pool. IRIs enter query text through `kg.query.named.sparql_term`, which rejects any
-character an IRI may not hold, so a request path cannot inject SPARQL.
+The functions here only build query text and shape rows for the templates (`Labeller`,
+`page_context`); the server runs the queries in its worker pool. IRIs enter query text
+through `kg.query.named.sparql_term`, which rejects any character an IRI may not hold, so a
+request path cannot inject SPARQL.
 """
 
 from __future__ import annotations

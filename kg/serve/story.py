@@ -9,8 +9,9 @@ A method, task, dataset, author or repository page: its papers, newest first, pa
 the count.
 
 The functions here build query text (IRIs through `sparql_term`, so a path cannot inject
-SPARQL) and render rows into HTML sections with `linked_data`'s escaping page helpers;
-the server runs the queries in its worker pool.
+SPARQL) and shape the rows into the context of templates/paper.html (and of the papers
+list the item pages share); the server runs the queries in its worker pool, and
+kg.serve.pages renders the templates.
 """
 
 from __future__ import annotations
