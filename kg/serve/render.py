@@ -184,6 +184,7 @@ LICENCE_NAMES = {
 ATTRIBUTION_NAMES = {
     "https://paperswithcode.com/": "Papers with Code",
     "https://github.com/paperswithcode/paperswithcode-data/": "Papers with Code",
+    "https://codewithpapers.app/attribution/": "Code with Papers",
 }
 
 
@@ -203,6 +204,21 @@ def attribution_name(iri: str | None) -> str:
     if not iri:
         return ""
     return ATTRIBUTION_NAMES.get(str(iri).rstrip("/") + "/", str(iri))
+
+
+def licences(sources: Sequence[Mapping[str, Any]] | None) -> list[tuple[str, str | None]]:
+    """The distinct (licence, attribution) pairs of a page's sources, in their order.
+
+    >>> licences([{"licence": "L", "attribution": "A"}, {"licence": "L", "attribution": "B"},
+    ...           {"licence": "L", "attribution": "A"}, {"licence": None}])
+    [('L', 'A'), ('L', 'B')]
+    """
+    out: list[tuple[str, str | None]] = []
+    for s in sources or []:
+        pair = (s.get("licence"), s.get("attribution"))
+        if pair[0] and pair not in out:
+            out.append(pair)
+    return out
 
 
 def _number(value: Any) -> str:
@@ -243,6 +259,7 @@ def environment() -> jinja2.Environment:
         qs=query_string,
         combine_page=with_page,
         licence_name=licence_name,
+        licences=licences,
         attribution_name=attribution_name,
     )
     from kg.search.documents import CLASSES
