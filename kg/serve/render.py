@@ -215,8 +215,9 @@ def licences(sources: Sequence[Mapping[str, Any]] | None) -> list[tuple[str, str
     """
     out: list[tuple[str, str | None]] = []
     for s in sources or []:
-        pair = (s.get("licence"), s.get("attribution"))
-        if pair[0] and pair not in out:
+        licence, attribution = s.get("licence"), s.get("attribution")
+        pair = (str(licence), str(attribution) if attribution else None)
+        if licence and pair not in out:
             out.append(pair)
     return out
 
