@@ -115,3 +115,22 @@ def test_the_paper_page_shows_each_sample_beside_its_repository(client: TestClie
     row = next(r for r in code.split("<tr>") if "yrdddream/attattr" in r)
     assert "ran draft wrong" in row and "scaled_input" in row and "level 1" in row
     assert "examples/generate_attrscore.py" in row
+
+
+@pytest.mark.parametrize("accept", ["text/html", "text/html,application/xhtml+xml,*/*;q=0.8"])
+def test_a_named_query_in_a_browser_is_a_table_with_downloads(
+    client: TestClient, accept: str
+) -> None:
+    path = "/queries/papers-by-author?author=author/yaru-hao"
+    page = client.get(path, headers={"Accept": accept})
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    assert "Self-Attention Attribution" in _section(page.text, "results")
+    links = re.findall(r'<a href="([^"]+)" download>(\w+)</a>', page.text)
+    assert [name for _, name in links] == ["json", "xml", "csv", "tsv"]
+    for href, name in links:
+        got = client.get(href.replace("&amp;", "&"), headers={"Accept": accept})
+        assert got.status_code == 200, (href, got.text[:200])
+        assert name in got.headers["content-type"] or (name == "tsv" and "tab" in got.headers["content-type"])
+    assert client.get(path, headers={"Accept": "*/*"}).headers["content-type"].startswith(
+        "application/sparql-results+json"
+    )
