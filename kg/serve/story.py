@@ -16,13 +16,13 @@ the server runs the queries in its worker pool.
 from __future__ import annotations
 
 import bisect
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from kg.graph.relations import RELATIONS
+from kg.query.directions import metric_direction
 from kg.query.named import sparql_term
 from kg.rdf.results import AskResult, SelectResult, Term
 from kg.serve.linked_data import _esc, _Page
@@ -48,22 +48,16 @@ PAPER_LISTS = {
     "author": "authors",
     "repository": "repositories",
 }
-#: Metric names where a lower value is the better one (errors, distances, losses, time).
-_LOWER_IS_BETTER = re.compile(
-    r"error|loss|\bmae\b|\bmse\b|rmse|\bfid\b|\bkid\b|perplexity|\bppl\b|\bwer\b|\bcer\b|"
-    r"\bter\b|distance|\beer\b|\bfar\b|\bfrr\b|latency|time|\bnll\b|bits.per|\bbpc\b|\bbpd\b|"
-    r"miss rate|\bmr\b|abs ?rel|sq ?rel|chamfer|\bepe\b|params|flops|\bmde\b",
-    re.IGNORECASE,
-)
 
 
 def lower_is_better(metric: str) -> bool:
-    """Whether a leaderboard metric ranks its lowest value first.
+    """Whether a leaderboard metric ranks its lowest value first: the direction rule of
+    kg.query.directions (a metric it cannot place ranks highest first, as before).
 
     >>> lower_is_better("Top 1 Accuracy"), lower_is_better("MAE"), lower_is_better("FID")
     (False, True, True)
     """
-    return bool(_LOWER_IS_BETTER.search(metric))
+    return metric_direction(metric) == "lower"
 
 
 def _iri(iri: str) -> str:
