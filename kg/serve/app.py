@@ -59,7 +59,7 @@ from kg.rdf.store import convert, parse_to_ntriples
 from kg.rdf.terms import is_absolute_iri
 from kg.rdf.vocab import PREFIXES
 from kg.resources import static_dir
-from kg.serve import conneg, linked_data, search_page, similar, story
+from kg.serve import conneg, linked_data, pages, search_page, similar, story
 from kg.serve.pool import QueryJob, QueryPool, Source
 
 if TYPE_CHECKING:
@@ -623,16 +623,13 @@ class KgServer:
             if desc.empty:
                 raise NotFoundError(f"the graph holds nothing about {iri}")
             if html:
-                view = linked_data._Page(desc, self.config.base_iri)
-                parts = (
-                    []
-                    if is_graph
-                    else await story.sections(
-                        pool, view, story.page_number(params.one("page")), early
-                    )
-                )
-                page = linked_data.render_html(
-                    desc, self.config.base_iri, is_graph=is_graph, sections=parts, page=view
+                page = await pages.entity_page(
+                    pool,
+                    desc,
+                    self.config.base_iri,
+                    is_graph=is_graph,
+                    number=story.page_number(params.one("page")),
+                    early=None if is_graph else early,
                 )
                 return Response(
                     page,
