@@ -717,8 +717,6 @@ class EvaluationMapper(DumpMapper):
             fields = ("paper_title", "paper_url", "paper_date", "code_links")
             source = {k: row.raw(k) for k in fields}
             self.part(f"paper/{key}", paper_iri, source, describe)
-        elif date:
-            self.skip(row.where("paper_date"), "the row names no paper to date")
         results = []
         task_key, dataset_key = result_keys(self.iris, t[1:-1], d[1:-1])
         metrics = row.obj("metrics")
@@ -742,6 +740,8 @@ class EvaluationMapper(DumpMapper):
             self.add(node, KG.inLeaderboard, iri(board))
             if model:
                 self.add(node, KG.modelName, literal(model))
+            if date:  # the row's paper_date: when the result was published (its chart date)
+                self.add(node, STD.issued, typed(date, XSD.date))
             self.add_metric(node, metric_name, raw)
             self.flag(row, "uses_additional_data", node, KG.usesAdditionalData)
             self.titled_links(row, "model_links", node)
