@@ -5,7 +5,9 @@ The README store (`readme_store`, read-only) is checked against plain Python ove
 
 from __future__ import annotations
 
+import csv
 import gzip
+import io
 import json
 import re
 from pathlib import Path
@@ -14,6 +16,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from kg.ingest.identity import pwc_slug
 from kg.query.directions import DIRECTIONS, metric_direction, parse_rules
 from kg.rdf.results import SelectResult
 from kg.rdf.store import GraphStore
@@ -148,3 +151,147 @@ def test_the_direction_rule_is_data_and_a_bad_entry_is_named() -> None:
     assert rules.place("Widgets") == "unknown"
     with pytest.raises(ValueError, match="sideways"):
         parse_rules('[[rule]]\ndirection = "sideways"\npatterns = ["x"]\n')
+
+
+# --- the best so far, from the raw tables -----------------------------------------------------
+
+_PLAIN_NUMBER = re.compile(r"^-?\d+(?:\.\d+)?%?$")
+
+
+def _raw_boards() -> dict[tuple[str, str], list[dict[str, Any]]]:
+    """Rows of each (task slug, top-level dataset slug) in the raw tables, wherever the task
+    tree lists them."""
+    boards: dict[tuple[str, str], list[dict[str, Any]]] = {}
+
+    def task(t: dict[str, Any]) -> None:
+        name = " ".join((t.get("task") or "").split())
+        if name:
+            for d in t.get("datasets") or []:
+                dataset = " ".join((d.get("dataset") or "").split())
+                rows = (d.get("sota") or {}).get("rows") or []
+                if dataset and rows:
+                    boards.setdefault((pwc_slug(name), pwc_slug(dataset)), []).extend(rows)
+        for sub in t.get("subtasks") or []:
+            task(sub)
+
+    for t in _raw_tables():
+        task(t)
+    return boards
+
+
+def _raw_series(rows: list[dict[str, Any]], metric: str) -> list[tuple[str, float, str]] | None:
+    """(date, value, model) of each dated row with a plain number, one per distinct result;
+    None when a value is not a plain number (kg parses more forms than this test does)."""
+    points = set()
+    for row in rows:
+        raw = (row.get("metrics") or {}).get(metric)
+        if raw is None:
+            continue
+        if not isinstance(raw, str) or not _PLAIN_NUMBER.match(raw.strip()):
+            return None
+        if row.get("paper_date"):
+            model = " ".join((row.get("model_name") or "").split())
+            points.add((row["paper_date"][:10], float(raw.strip().rstrip("%")), model))
+    return sorted(points)
+
+
+def _fifty_series() -> list[tuple[str, str, str, list[tuple[str, float, str]]]]:
+    """50 leaderboard metrics spread over the raw tables: every metric with at least 5
+    dated plain-number results, in (task, dataset, metric) order, every k-th."""
+    found = []
+    for (task, dataset), rows in sorted(_raw_boards().items()):
+        metrics = sorted({" ".join(m.split()) for r in rows for m in (r.get("metrics") or {})})
+        for metric in metrics:
+            raw_names = {m for r in rows for m in (r.get("metrics") or {}) if " ".join(m.split()) == metric}
+            if len(raw_names) != 1:
+                continue
+            series = _raw_series(rows, raw_names.pop())
+            if series is not None and len(series) >= 5:
+                found.append((task, dataset, metric, series))
+    step = max(1, len(found) // 50)
+    return found[::step][:50]
+
+
+def test_best_so_far_of_50_leaderboards_matches_the_raw_tables(
+    readme_store: Path, cli: CliRunner
+) -> None:
+    """`kg leaderboard --history` against the series computed from the raw JSON: the same
+    points (date, value, model), oldest first, and after each date the best value so far."""
+    chosen = _fifty_series()
+    assert len(chosen) == 50
+    for task, dataset, metric, raw in chosen:
+        result = run(
+            cli, "--store", str(readme_store), "leaderboard", task, dataset,
+            "--metric", metric, "--history", "--format", "json",
+        )
+        assert result.exit_code == 0, (task, dataset, metric, result.output)
+        history = json.loads(result.stdout)
+        where = f"{task}/{dataset} {metric}"
+        assert [set(p) for p in history] == [{"date", "value", "model", "paper", "best"}] * len(history)
+        got = sorted((p["date"], float(p["value"]), p["model"] or "") for p in history)
+        assert got == raw, where
+        dates = [p["date"] for p in history]
+        assert dates == sorted(dates), where
+        lower = metric_direction(metric) == "lower"
+        best: float | None = None
+        by_date: dict[str, float] = {}
+        for date, value, _ in raw:
+            if best is None or (value < best if lower else value > best):
+                best = value
+            by_date[date] = best
+        last_of_date = {p["date"]: float(p["best"]) for p in history}
+        assert last_of_date == by_date, where
+
+
+# --- kg leaderboard -----------------------------------------------------------------------------
+
+
+def test_kg_leaderboard_prints_the_imagenet_table_best_first_with_its_chart(
+    readme_store: Path, cli: CliRunner
+) -> None:
+    result = run(
+        cli, "--store", str(readme_store), "leaderboard", "image-classification", "imagenet",
+        "--metric", "top 1 accuracy", "--chart",
+    )
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0] == "Image Classification on ImageNet: Top 1 Accuracy"
+    first = next(line for line in lines if line.lstrip("│ ").startswith("1 "))
+    assert "FixEfficientNet-" in first and "88.5%" in first and "2020-03-18" in first
+    assert "196 results; higher is better: highest first" in result.stdout
+    assert "Top 1 Accuracy: the best so far" in result.stdout and "best so far" in lines[-1]
+
+    as_csv = run(
+        cli, "--store", str(readme_store), "leaderboard", "image-classification", "imagenet",
+        "--metric", "Top 1 Accuracy", "--format", "csv",
+    )
+    rows = list(csv.DictReader(io.StringIO(as_csv.stdout)))
+    assert (rows[0]["rank"], rows[0]["model"], rows[0]["value"]) == ("1", "FixEfficientNet-L2", "88.5%")
+    assert len(rows) == 196 and rows[0]["direction"] == "higher"
+
+    as_json = json.loads(
+        run(cli, "--store", str(readme_store), "leaderboard", "image-classification",
+            "imagenet", "--format", "json").stdout
+    )
+    assert [s["metric"] for s in as_json["sections"]] == ["Top 1 Accuracy", "Top 5 Accuracy", "Number of params"]
+    assert [s["direction"] for s in as_json["sections"]] == ["higher", "higher", "lower"]
+    params = as_json["sections"][2]["entries"]
+    assert [e["number"] for e in params] == sorted(e["number"] for e in params if e["number"] is not None)
+    (source,) = as_json["sources"]
+    assert source["snapshot"] == "2020-08-28"
+    assert source["licence"] == "https://creativecommons.org/licenses/by-sa/4.0/"
+
+
+def test_kg_leaderboard_errors_name_the_fix(readme_store: Path, cli: CliRunner) -> None:
+    result = run(
+        cli, "--store", str(readme_store), "leaderboard", "image-classification", "imagenet",
+        "--metric", "BLEU",
+    )
+    assert result.exit_code == 1
+    assert "--metric 'BLEU' is no metric of Image Classification on ImageNet" in result.stderr
+    assert "'Top 1 Accuracy'" in result.stderr
+    missing = run(cli, "--store", str(readme_store), "leaderboard", "image-classification", "no-such-set")
+    assert missing.exit_code == 1
+    assert "no leaderboard for task 'image-classification' on dataset 'no-such-set'" in missing.stderr
+    bad = run(cli, "--store", str(readme_store), "leaderboard", "a", "b", "--format", "xml")
+    assert bad.exit_code == 2 and "--format xml is not one of: table, csv, json" in bad.stderr
