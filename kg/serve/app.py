@@ -59,7 +59,7 @@ from kg.rdf.store import convert, parse_to_ntriples
 from kg.rdf.terms import is_absolute_iri
 from kg.rdf.vocab import PREFIXES
 from kg.resources import static_dir
-from kg.serve import conneg, linked_data, pages, search_page, similar, story
+from kg.serve import conneg, leaderboards, linked_data, pages, search_page, similar, story
 from kg.serve.pool import QueryJob, QueryPool, Source
 
 if TYPE_CHECKING:
@@ -739,6 +739,9 @@ def create_app(source: Source, config: ServerConfig) -> Starlette:
         Route("/queries/{name}/sparql", server.named_query_text, methods=["GET"]),
         Route("/health", server.health, methods=["GET"]),
         *similar.routes(server),
+        # Leaderboards (kg/serve/leaderboards.py): the page, chart.svg and history.json of
+        # /leaderboard/{task}/{dataset}; before the entity routes, which answer its RDF forms.
+        *leaderboards.routes(server),
         Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static"),
         *(
             Route(f"/{kind}/{{rest:path}}", server.entity, methods=["GET"])

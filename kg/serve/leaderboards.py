@@ -1,0 +1,235 @@
+"""Leaderboard pages: `/leaderboard/{task}/{dataset}`, its chart and its history.
+
+* `/leaderboard/{task}/{dataset}`: one section per metric, ranked best first, with its
+  best-so-far chart drawn in the page as SVG (kg.serve.chart, `_chart.svg`), the snapshot
+  date and the licence and attribution of the table. Asked for RDF (Accept or `?format=`),
+  the same path answers the leaderboard's statements, as every entity does.
+* `…/chart.svg?metric=…`: the chart alone, for embedding elsewhere, attribution inside.
+* `…/history.json?metric=…`: the series behind the chart (the objects of `kg leaderboard
+  --history --format json`).
+* `…/result/{id}`: a result of a row that names no paper, as an entity page.
+
+The rows come from the three named queries of kg.query.leaderboard, run in the worker pool
+at once; `build` ranks them exactly as `kg leaderboard` does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import TYPE_CHECKING, Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from kg.errors import NotFoundError, ParameterError
+from kg.query.leaderboard import (
+    CODE,
+    RESULTS,
+    SOURCE,
+    Leaderboard,
+    Section,
+    build,
+    leaderboard_queries,
+)
+from kg.query.named import sparql_term
+from kg.rdf.results import SelectResult, Term
+from kg.serve import conneg
+from kg.serve.chart import best_so_far_chart
+from kg.serve.linked_data import local_href
+from kg.serve.render import attribution_name, licence_name, render
+
+if TYPE_CHECKING:
+    from kg.serve.app import KgServer
+
+PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+SVG_CSP = "default-src 'none'; style-src 'unsafe-inline'"
+_TAILS = ("chart.svg", "history.json")
+PAGE_CHART_WIDTH = 940  # the page's column; chart.svg alone keeps the default 760
+
+
+def split_path(raw_path: str) -> tuple[str, str, str | None]:
+    """(task key, dataset key, tail) of a raw `/leaderboard/…` path, still percent-encoded;
+    the tail is `chart.svg`, `history.json`, `result/<id>` or None.
+
+    >>> split_path("/leaderboard/image-classification/imagenet/chart.svg")
+    ('image-classification', 'imagenet', 'chart.svg')
+    >>> split_path("/leaderboard/t/semeval-2018/general/result/0a1b")
+    ('t', 'semeval-2018/general', 'result/0a1b')
+    """
+    parts = raw_path.strip("/").split("/")[1:]
+    tail: str | None = None
+    if parts and parts[-1] in _TAILS:
+        tail = parts.pop()
+    elif len(parts) >= 4 and parts[-2] == "result":
+        tail = "result/" + parts.pop()
+        parts.pop()
+    if len(parts) < 2 or len(parts) > 3 or not all(parts):
+        raise NotFoundError(
+            f"{raw_path} names no leaderboard: use /leaderboard/<task>/<dataset>"
+        )
+    return parts[0], "/".join(parts[1:]), tail
+
+
+def _bindings(base: str, task_key: str, dataset_key: str) -> dict[str, Term]:
+    terms = {
+        "task": Term("uri", f"{base}task/{task_key}"),
+        "dataset": Term("uri", f"{base}dataset/{dataset_key}"),
+    }
+    for term in terms.values():
+        try:
+            sparql_term(term)
+        except ParameterError:
+            raise NotFoundError(f"{term.value} is no IRI kg could hold") from None
+    return terms
+
+
+async def fetch(server: KgServer, bindings: dict[str, Term]) -> Leaderboard:
+    """The leaderboard, its three queries run in the worker pool at once."""
+    pool = server.running
+    texts = leaderboard_queries(bindings)
+    rows = await asyncio.gather(*(pool.result(texts[n]) for n in (RESULTS, CODE, SOURCE)))
+    results, code, source = rows
+    assert isinstance(results, SelectResult) and isinstance(code, SelectResult)
+    assert isinstance(source, SelectResult)
+    return build(bindings, server.config.base_iri, results, code, source)
+
+
+def _metric(request: Request, board: Leaderboard) -> Section:
+    values = request.query_params.getlist("metric")
+    unknown = [k for k in request.query_params if k != "metric"]
+    if unknown:
+        raise ParameterError(f"unknown parameter {unknown[0]!r}; this path takes metric")
+    if len(values) > 1:
+        raise ParameterError("parameter 'metric' is given more than once")
+    if not values:
+        return board.sections[0] if board.sections else board.section("")
+    return board.section(values[0])
+
+
+def attribution_line(board: Leaderboard) -> str | None:
+    """The licence line a chart carries inside itself."""
+    parts = []
+    for s in board.sources:
+        bits = [s.archive or attribution_name(s.attribution) or "source"]
+        if s.licence:
+            bits.append(licence_name(s.licence))
+        if s.snapshot:
+            bits.append(f"snapshot {s.snapshot}")
+        if s.attribution:
+            bits.append(s.attribution)
+        parts.append(", ".join(bits))
+    return ("Data: " + "; ".join(parts) + " · drawn by kg") if parts else None
+
+
+def page_context(board: Leaderboard, base: str) -> dict[str, Any]:
+    """What `leaderboard.html` shows: the board's sections with their charts and links."""
+    here = local_href(board.iri, base) or ""
+    attribution = attribution_line(board)
+    sections = []
+    for i, s in enumerate(board.sections):
+        query = "?metric=" + _quote(s.metric)
+        entries = []
+        for e in s.entries:
+            paper_href = local_href(e.paper, base) if e.paper else None
+            result_href = local_href(e.result, base)
+            entries.append(
+                {
+                    "entry": e,
+                    "paper_href": paper_href,
+                    "result_href": result_href,
+                    "code": board.code.get(e.paper or "", ()),
+                }
+            )
+        sections.append(
+            {
+                "section": s,
+                "slug": f"metric-{i + 1}",
+                "entries": entries,
+                "chart": best_so_far_chart(s, width=PAGE_CHART_WIDTH),
+                "chart_href": f"{here}/chart.svg{query}",
+                "history_href": f"{here}/history.json{query}",
+            }
+        )
+    return {
+        "title": board.label,
+        "kind": "leaderboard",
+        "iri": board.iri,
+        "board": board,
+        "task": {"href": local_href(board.task, base), "key": board.task.removeprefix(base)},
+        "dataset": {
+            "href": local_href(board.dataset, base),
+            "key": board.dataset.removeprefix(base),
+        },
+        "sections": sections,
+        "attribution": attribution,
+        "sources": [
+            {
+                "label": s.archive or "dump",
+                "href": local_href(s.dump, base) if s.dump else None,
+                "snapshot": s.snapshot,
+                "licence": s.licence,
+                "attribution": s.attribution,
+            }
+            for s in board.sources
+        ],
+    }
+
+
+def _quote(text: str) -> str:
+    from urllib.parse import quote
+
+    return quote(text, safe="")
+
+
+def routes(server: KgServer) -> list[Route]:
+    base = server.config.base_iri
+
+    async def leaderboard(request: Request) -> Response:
+        raw = (request.scope.get("raw_path") or request.url.path.encode()).decode("latin-1")
+        task_key, dataset_key, tail = split_path(raw)
+        if tail is not None and tail.startswith("result/"):
+            return await server.entity(request)  # a result of a row with no paper
+        if tail is None:
+            formats = request.query_params.getlist("format")
+            media = conneg.choose(formats, request.headers.get("accept"), conneg.PAGE_OFFERS)
+            if media != conneg.HTML:
+                return await server.entity(request)  # its statements, as RDF (or a 406)
+        board = await fetch(server, _bindings(base, task_key, dataset_key))
+        if tail == "history.json":
+            section = _metric(request, board)
+            body = json.dumps([p.as_json() for p in section.history], ensure_ascii=False)
+            return Response(
+                body,
+                media_type="application/json",
+                headers={"X-Content-Type-Options": "nosniff"},
+            )
+        if tail == "chart.svg":
+            section = _metric(request, board)
+            chart = best_so_far_chart(
+                section,
+                title=f"{board.label}: {section.metric}",
+                attribution=attribution_line(board),
+            )
+            svg = render("_chart.svg", chart=chart, chart_id="chart", standalone=True)
+            return Response(
+                svg,
+                media_type="image/svg+xml",
+                headers={"Content-Security-Policy": SVG_CSP, "X-Content-Type-Options": "nosniff"},
+            )
+        extra = [k for k in request.query_params if k != "format"]
+        if extra:
+            raise ParameterError(f"unknown parameter {extra[0]!r}; a leaderboard page takes none")
+        page = render("leaderboard.html", page_context(board, base))
+        return Response(
+            page,
+            media_type="text/html; charset=utf-8",
+            headers={
+                "Vary": "Accept",
+                "Content-Security-Policy": PAGE_CSP,
+                "X-Content-Type-Options": "nosniff",
+            },
+        )
+
+    return [Route("/leaderboard/{rest:path}", leaderboard, methods=["GET"])]
