@@ -103,8 +103,8 @@ def _metric(request: Request, board: Leaderboard) -> Section:
         raise ParameterError(f"unknown parameter {unknown[0]!r}; this path takes metric")
     if len(values) > 1:
         raise ParameterError("parameter 'metric' is given more than once")
-    if not values:
-        return board.sections[0] if board.sections else board.section("")
+    if not values:  # the first metric; a leaderboard with no result charts nothing
+        return board.sections[0] if board.sections else Section("no metric", "unknown", (), ())
     return board.section(values[0])
 
 
