@@ -59,8 +59,18 @@ from kg.rdf.store import convert, parse_to_ntriples
 from kg.rdf.terms import is_absolute_iri
 from kg.rdf.vocab import PREFIXES
 from kg.resources import static_dir
-from kg.serve import conneg, leaderboards, linked_data, pages, search_page, similar, story
+from kg.serve import (
+    conneg,
+    leaderboards,
+    linked_data,
+    pages,
+    query_page,
+    search_page,
+    similar,
+    story,
+)
 from kg.serve.pool import QueryJob, QueryPool, Source
+from kg.serve.render import render
 
 if TYPE_CHECKING:
     from kg.search import StoreSearch
@@ -576,6 +586,10 @@ class KgServer:
     async def named_query(self, request: Request) -> Response:
         named, params, values = self._named_values(request)
         bindings = bind(named, values, self.config.base_iri)
+        if named.param(_FORMAT_PARAM) is None and conneg.choose(
+            params.all(_FORMAT_PARAM), request.headers.get("accept"), conneg.NAMED_QUERY_OFFERS
+        ) == conneg.HTML:
+            return await self._named_query_page(named, values, bindings)
         prepared = prepare_local(named.sparql, bindings)
         if named.param(_FORMAT_PARAM) is not None:
             params.values.pop(_FORMAT_PARAM, None)
@@ -585,6 +599,27 @@ class KgServer:
             prepared.sparql,
             substitutions=prepared.substitutions or None,
             bindings=bindings,
+        )
+
+    async def _named_query_page(
+        self, named: NamedQuery, values: Mapping[str, str], bindings: Mapping[str, Term]
+    ) -> Response:
+        """A named query opened in a browser: its answer as a table, with a link to download
+        it in each format the endpoint serves (the same URL with ?format=)."""
+        text = with_values(named.sparql, bindings)
+        form = shape_form(named.sparql)
+        answer = await self.running.result(await self._expand_search(text, bindings))
+        context = query_page.context(
+            named, values, form, answer, self.config.base_iri, f"/queries/{named.name}"
+        )
+        return Response(
+            render("query.html", context),
+            media_type="text/html; charset=utf-8",
+            headers={
+                "Vary": "Accept",
+                "Content-Security-Policy": _PAGE_CSP,
+                "X-Content-Type-Options": "nosniff",
+            },
         )
 
     # -- Linked Data ---------------------------------------------------------------------------

@@ -499,8 +499,8 @@ _DUMP_FACTS = (
 
 
 async def dump_page(pool: Any, view: Labeller, number: int) -> dict[str, Any]:
-    """A dump snapshot: what it is, what it stated (its entries by the type of their topic,
-    a page of them), its licence and attribution."""
+    """A dump snapshot: what it is, what it stated (its entries, a page at a time, in the
+    store's order: sorting 12,000 IRIs costs a second), its licence and attribution."""
     iri = view.desc.iri
     d = iri_term(iri)
     size = story.PAGE_SIZE
@@ -512,18 +512,14 @@ async def dump_page(pool: Any, view: Labeller, number: int) -> dict[str, Any]:
                 "kg:dumpKind kg:dumpName kg:sourceFile kg:sourceArchive kg:snapshot "
                 "kg:ingestedAt dcterms:license kg:attribution",
             ),
-            "kinds": story.PREFIXES
-            + f"""SELECT ?class (COUNT(DISTINCT ?topic) AS ?n) WHERE {{
-  ?entry prov:wasDerivedFrom {d} ; foaf:primaryTopic ?topic . ?topic a ?class
-  FILTER(STRSTARTS(STR(?class), STR(kg:)))
-}} GROUP BY ?class ORDER BY DESC(?n)""",
             "count": story.PREFIXES
             + f"SELECT (COUNT(?entry) AS ?n) WHERE {{ ?entry prov:wasDerivedFrom {d} }}",
             "entries": story.PREFIXES
             + f"""SELECT ?entry ?topic (MIN(?l) AS ?label) WHERE {{
-  ?entry prov:wasDerivedFrom {d} ; foaf:primaryTopic ?topic .
+  {{ SELECT ?entry ?topic WHERE {{ ?entry prov:wasDerivedFrom {d} ; foaf:primaryTopic ?topic }}
+    LIMIT {size} OFFSET {size * number} }}
   OPTIONAL {{ ?topic rdfs:label|dcterms:title ?l }}
-}} GROUP BY ?entry ?topic ORDER BY ?topic LIMIT {size} OFFSET {size * number}""",
+}} GROUP BY ?entry ?topic""",
         },
     )
     f = facts(view, found["facts"])
@@ -544,13 +540,12 @@ async def dump_page(pool: Any, view: Labeller, number: int) -> dict[str, Any]:
         "licence": licence,
         "attribution": attribution,
     }
+    name, snapshot = first(f, KG + "dumpName"), first(f, KG + "snapshot")
     return {
+        "title": f"{name or view.short(iri)}, snapshot {snapshot or 'undated'}",
         "facts": [(name, first(f, KG + key)) for key, name in _DUMP_FACTS if first(f, KG + key)],
         "licence": licence,
         "attribution": attribution,
-        "kinds": [
-            {"class": view.short(k["class"].value), "n": int_of(k, "n")} for k in found["kinds"]
-        ],
         "entries": {
             "total": total,
             "entries": entries,
@@ -582,7 +577,8 @@ async def graph_page(pool: Any, view: Labeller, number: int) -> dict[str, Any]:
         {
             "facts": facts_query(
                 iri,
-                "rdf:type kg:sourceFile kg:sourceArchive kg:snapshot kg:rowKind kg:readAt kg:ingestedAt "
+                "rdf:type kg:sourceFile kg:sourceArchive kg:snapshot kg:rowKind kg:readAt "
+                "kg:ingestedAt "
                 "kg:modificationNote kg:nonAffiliation kg:harvestClaim dcterms:license "
                 "kg:attribution kg:republishedBy kg:describes kg:atlasPage kg:developersPage "
                 "prov:wasDerivedFrom foaf:primaryTopic",

@@ -5,10 +5,10 @@ the `_`-prefixed ones are partials shared by several pages, as in datasette). Au
 on for every template: a value from the store reaches the page escaped unless a filter here
 made it safe. The views only gather data into a context dict and call `render`.
 
-Markdown (the descriptions in the Papers-with-Code dumps) is rendered by markdown-it-py with
-raw HTML off, and its output is sanitised by nh3 (only text-level tags, and links to http,
-https and mailto, marked `rel="nofollow noopener noreferrer"`). The `snippet` filter gives a
-description as plain text (the Markdown's text, no markup) cut at a word, for lists.
+Markdown (the descriptions in the Papers-with-Code dumps) is rendered by markdown-it-py, and
+its output (raw HTML in the source included) is sanitised by nh3 (only text-level tags, and
+links to http, https and mailto, marked `rel="nofollow noopener noreferrer"`). The `snippet`
+filter gives a description as plain text (the Markdown's text, no markup) cut at a word.
 """
 
 from __future__ import annotations
@@ -43,8 +43,9 @@ _SPACE = re.compile(r"\s+")
 def _markdown() -> MarkdownIt:
     from markdown_it import MarkdownIt
 
-    # "html": False escapes raw HTML in the source as text; the sanitiser is the second wall.
-    return MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
+    # The dumps' descriptions hold some raw HTML (`<span class="description-source">`): it
+    # passes through markdown-it, and the sanitiser keeps only the allowed tags' text.
+    return MarkdownIt("commonmark", {"html": True, "linkify": False}).enable("table")
 
 
 def _sanitise(fragment: str, tags: frozenset[str] = _ALLOWED_TAGS) -> str:
@@ -65,9 +66,9 @@ def markdown(text: str | None) -> Markup:
 
     >>> str(markdown("**Adam** [paper](https://arxiv.org/abs/1412.6980) <script>x</script>"))
     '<p><strong>Adam</strong> <a href="https://arxiv.org/abs/1412.6980" \
-rel="nofollow noopener noreferrer">paper</a> &lt;script&gt;x&lt;/script&gt;</p>'
-    >>> str(markdown("[x](javascript:alert(1))"))
-    '<p>[x](javascript:alert(1))</p>'
+rel="nofollow noopener noreferrer">paper</a> </p>'
+    >>> str(markdown("[x](javascript:alert(1)) <span onclick='x()'>y</span>"))
+    '<p>[x](javascript:alert(1)) y</p>'
     """
     if not text:
         return Markup("")
@@ -157,7 +158,10 @@ LICENCE_NAMES = {
     "https://creativecommons.org/publicdomain/zero/1.0/": "CC0 1.0",
 }
 #: Names of the attributions the sources ask for, by IRI.
-ATTRIBUTION_NAMES = {"https://paperswithcode.com/": "Papers with Code"}
+ATTRIBUTION_NAMES = {
+    "https://paperswithcode.com/": "Papers with Code",
+    "https://github.com/paperswithcode/paperswithcode-data/": "Papers with Code",
+}
 
 
 def licence_name(iri: str | None) -> str:
