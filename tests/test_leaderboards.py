@@ -269,6 +269,12 @@ def test_kg_leaderboard_prints_the_imagenet_table_best_first_with_its_chart(
     assert (rows[0]["rank"], rows[0]["model"], rows[0]["value"]) == ("1", "FixEfficientNet-L2", "88.5%")
     assert len(rows) == 196 and rows[0]["direction"] == "higher"
 
+    by_name = run(
+        cli, "--store", str(readme_store), "leaderboard", "Image Classification", "ImageNet",
+        "--metric", "Top 1 Accuracy", "--format", "csv",
+    )
+    assert by_name.exit_code == 0 and by_name.stdout == as_csv.stdout
+
     as_json = json.loads(
         run(cli, "--store", str(readme_store), "leaderboard", "image-classification",
             "imagenet", "--format", "json").stdout
@@ -290,8 +296,14 @@ def test_kg_leaderboard_errors_name_the_fix(readme_store: Path, cli: CliRunner) 
     assert result.exit_code == 1
     assert "--metric 'BLEU' is no metric of Image Classification on ImageNet" in result.stderr
     assert "'Top 1 Accuracy'" in result.stderr
-    missing = run(cli, "--store", str(readme_store), "leaderboard", "image-classification", "no-such-set")
+    missing = run(cli, "--store", str(readme_store), "leaderboard", "image-classification", "imagenett")
     assert missing.exit_code == 1
-    assert "no leaderboard for task 'image-classification' on dataset 'no-such-set'" in missing.stderr
+    assert "no dataset named 'imagenett'; did you mean: imagenet (ImageNet)" in missing.stderr
+    typo = run(cli, "--store", str(readme_store), "leaderboard", "image-clasification", "imagenet")
+    assert typo.exit_code == 1
+    assert "no task named 'image-clasification'; did you mean: image-classification" in typo.stderr
+    nothing = run(cli, "--store", str(readme_store), "leaderboard", "machine-translation", "imagenet")
+    assert nothing.exit_code == 1
+    assert "no leaderboard for task 'machine-translation' on dataset 'imagenet'" in nothing.stderr
     bad = run(cli, "--store", str(readme_store), "leaderboard", "a", "b", "--format", "xml")
     assert bad.exit_code == 2 and "--format xml is not one of: table, csv, json" in bad.stderr

@@ -150,8 +150,12 @@ def _csv(board: Leaderboard, sections: list[Section], history: bool) -> str:
 
 @command("leaderboard", rich_help_panel="Query")
 def leaderboard_command(
-    task: Annotated[str, typer.Argument(help="The task, as a slug (image-classification).")],
-    dataset: Annotated[str, typer.Argument(help="The dataset, as a slug (imagenet).")],
+    task: Annotated[
+        str, typer.Argument(help="The task: a slug, a name in any case, a key or an IRI.")
+    ],
+    dataset: Annotated[
+        str, typer.Argument(help="The dataset: a slug, a name in any case, a key or an IRI.")
+    ],
     metric: Annotated[
         str | None,
         typer.Option(help="Only this metric (default: every metric of the leaderboard).",
@@ -182,6 +186,8 @@ def leaderboard_command(
     (docs/leaderboards.md); a metric kg cannot place says so. Examples:
 
       kg leaderboard image-classification imagenet --metric "Top 1 Accuracy"
+
+      kg leaderboard "Image Classification" ImageNet --metric "top 1 accuracy"
 
       kg leaderboard image-classification imagenet --metric "Top 1 Accuracy" --history -f json
     """

@@ -225,9 +225,19 @@ def leaderboard_iri(bindings: Mapping[str, Term], base_iri: str) -> str:
     return Iris(base_iri).leaderboard(bindings["task"].value, bindings["dataset"].value)
 
 
+def resolve_board(store: GraphStore, task: str, dataset: str, base_iri: str) -> dict[str, Term]:
+    """The task and dataset as a user names them (slug, name or label in any case, key or
+    IRI: kg.query.resolve), as the queries' bound terms; a miss says what is near."""
+    from kg.query.resolve import resolve
+
+    task_iri = resolve(store, "task", task, base_iri, parameter="task").iri
+    dataset_iri = resolve(store, "dataset", dataset, base_iri, parameter="dataset").iri
+    return leaderboard_bindings(task_iri, dataset_iri, base_iri)
+
+
 def load(store: GraphStore, task: str, dataset: str, base_iri: str) -> Leaderboard:
-    """The leaderboard of `task` on `dataset`, read from the store."""
-    bindings = leaderboard_bindings(task, dataset, base_iri)
+    """The leaderboard of `task` on `dataset` (named as `resolve_board` takes them)."""
+    bindings = resolve_board(store, task, dataset, base_iri)
     rows = {}
     for name, sparql in leaderboard_queries(bindings).items():
         result = store.query(sparql)
