@@ -73,8 +73,17 @@ def _nice_step(span: float, count: int) -> float:
 
 
 def _fmt(value: float) -> str:
-    text = f"{value:.6g}"
-    return text if "e" not in text else f"{value:,.0f}"
+    """A tick's number, short: 88.5, 1,200, 66M, 1.5B.
+
+    >>> _fmt(88.5), _fmt(1200.0), _fmt(66_000_000.0), _fmt(1.5e9), _fmt(0.0001)
+    ('88.5', '1,200', '66M', '1.5B', '0.0001')
+    """
+    for size, suffix in ((1e9, "B"), (1e6, "M")):
+        if abs(value) >= size:
+            return f"{value / size:.4g}{suffix}"
+    if abs(value) >= 1000:
+        return f"{value:,.0f}"
+    return f"{value:.6g}"
 
 
 def _value_text(value: Decimal) -> str:
