@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
@@ -47,6 +48,7 @@ PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 SVG_CSP = "default-src 'none'; style-src 'unsafe-inline'"
 _TAILS = ("chart.svg", "history.json")
 PAGE_CHART_WIDTH = 940  # the page's column; chart.svg alone keeps the default 760
+CACHED_BOARDS = 64  # leaderboards kept rendered (a page is up to a few hundred kB)
 
 
 def split_path(raw_path: str) -> tuple[str, str, str | None]:
@@ -85,6 +87,44 @@ def _bindings(base: str, task_key: str, dataset_key: str) -> dict[str, Term]:
     return terms
 
 
+class Rendered:
+    """What the server made of one leaderboard at one store version: the board, and its
+    page and charts once asked for. A leaderboard changes only when the store does, so a
+    warm request renders nothing (the pool's generation moves with every new snapshot)."""
+
+    def __init__(self, board: Leaderboard) -> None:
+        self.board = board
+        self.outputs: dict[tuple[str, str], str] = {}  # (form, metric) -> body
+
+    def output(self, form: str, metric: str, make: Any) -> str:
+        key = (form, metric)
+        if key not in self.outputs:
+            self.outputs[key] = make()
+        return self.outputs[key]
+
+
+class BoardCache:
+    """The last `size` leaderboards rendered, by (store generation, task, dataset)."""
+
+    def __init__(self, size: int = CACHED_BOARDS) -> None:
+        self.size = size
+        self.entries: OrderedDict[tuple[int, str, str], Rendered] = OrderedDict()
+
+    def get(self, key: tuple[int, str, str]) -> Rendered | None:
+        found = self.entries.get(key)
+        if found is not None:
+            self.entries.move_to_end(key)
+        return found
+
+    def put(self, key: tuple[int, str, str], value: Rendered) -> None:
+        self.entries[key] = value
+        self.entries.move_to_end(key)
+        for old in [k for k in self.entries if k[0] != key[0]]:  # an older store version
+            del self.entries[old]
+        while len(self.entries) > self.size:
+            self.entries.popitem(last=False)
+
+
 async def fetch(server: KgServer, bindings: dict[str, Term]) -> Leaderboard:
     """The leaderboard, its three queries run in the worker pool at once."""
     pool = server.running
@@ -94,6 +134,15 @@ async def fetch(server: KgServer, bindings: dict[str, Term]) -> Leaderboard:
     assert isinstance(results, SelectResult) and isinstance(code, SelectResult)
     assert isinstance(source, SelectResult)
     return build(bindings, server.config.base_iri, results, code, source)
+
+
+async def cached(server: KgServer, cache: BoardCache, bindings: dict[str, Term]) -> Rendered:
+    key = (server.running.generation, bindings["task"].value, bindings["dataset"].value)
+    found = cache.get(key)
+    if found is None:
+        found = Rendered(await fetch(server, bindings))
+        cache.put(key, found)
+    return found
 
 
 def _metric(request: Request, board: Leaderboard) -> Section:
@@ -185,6 +234,7 @@ def _quote(text: str) -> str:
 
 def routes(server: KgServer) -> list[Route]:
     base = server.config.base_iri
+    cache = BoardCache()
 
     async def leaderboard(request: Request) -> Response:
         raw = (request.scope.get("raw_path") or request.url.path.encode()).decode("latin-1")
@@ -196,10 +246,15 @@ def routes(server: KgServer) -> list[Route]:
             media = conneg.choose(formats, request.headers.get("accept"), conneg.PAGE_OFFERS)
             if media != conneg.HTML:
                 return await server.entity(request)  # its statements, as RDF (or a 406)
-        board = await fetch(server, _bindings(base, task_key, dataset_key))
+        rendered = await cached(server, cache, _bindings(base, task_key, dataset_key))
+        board = rendered.board
         if tail == "history.json":
             section = _metric(request, board)
-            body = json.dumps([p.as_json() for p in section.history], ensure_ascii=False)
+            body = rendered.output(
+                "history",
+                section.metric,
+                lambda: json.dumps([p.as_json() for p in section.history], ensure_ascii=False),
+            )
             return Response(
                 body,
                 media_type="application/json",
@@ -207,21 +262,26 @@ def routes(server: KgServer) -> list[Route]:
             )
         if tail == "chart.svg":
             section = _metric(request, board)
-            chart = best_so_far_chart(
-                section,
-                title=f"{board.label}: {section.metric}",
-                attribution=attribution_line(board),
-            )
-            svg = render("_chart.svg", chart=chart, chart_id="chart", standalone=True)
+
+            def svg() -> str:
+                chart = best_so_far_chart(
+                    section,
+                    title=f"{board.label}: {section.metric}",
+                    attribution=attribution_line(board),
+                )
+                return render("_chart.svg", chart=chart, chart_id="chart", standalone=True)
+
             return Response(
-                svg,
+                rendered.output("chart", section.metric, svg),
                 media_type="image/svg+xml",
                 headers={"Content-Security-Policy": SVG_CSP, "X-Content-Type-Options": "nosniff"},
             )
         extra = [k for k in request.query_params if k != "format"]
         if extra:
             raise ParameterError(f"unknown parameter {extra[0]!r}; a leaderboard page takes none")
-        page = render("leaderboard.html", page_context(board, base))
+        page = rendered.output(
+            "page", "", lambda: render("leaderboard.html", page_context(board, base))
+        )
         return Response(
             page,
             media_type="text/html; charset=utf-8",
