@@ -18,6 +18,7 @@ from kg.rdf.results import SelectResult
 from kg.rdf.store import GraphStore
 from kg.serve.leaderboards import split_path
 from tests.conftest import run
+from tests.query_data import build, write_mini
 from tests.serve_support import BASE, TestClient, client_for
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -249,3 +250,45 @@ def test_hostile_model_names_render_inert(tmp_path: Path) -> None:
             ("2020-01-01", 80.1, HOSTILE_MODEL, 80.1),
             ("2020-06-01", 75, "Later", 80.1),
         ]
+
+
+def test_result_pages_answer(readme_client: TestClient) -> None:
+    """Each model on the page links its result: under the leaderboard for a row that names
+    no paper (SIFT + FVs), under its paper otherwise; both answer, in HTML and Turtle."""
+    page = readme_client.get(IMAGENET, headers=HTML).text
+    hrefs = [href for tag, attrs in _anchors(page) for key, href in attrs
+             if tag == "a" and key == "href" and href and "/result/" in href]
+    under_board = [h for h in hrefs if h.startswith(IMAGENET + "/result/")]
+    under_paper = [h for h in hrefs if h.startswith("/paper/")]
+    assert under_board and under_paper
+    for href in (*under_board, under_paper[0]):
+        html = readme_client.get(href, headers=HTML)
+        assert html.status_code == 200, href
+        turtle = readme_client.get(href, params={"format": "turtle"})
+        assert turtle.status_code == 200 and "kg:EvaluationResult" in turtle.text, href
+    sift = readme_client.get(under_board[0], params={"format": "turtle"}).text
+    assert "SIFT + FVs" in sift and "kg:inLeaderboard" in sift
+
+
+def test_code_with_its_harvested_samples_on_a_records_leaderboard(tmp_path: Path) -> None:
+    """Results from records (no evaluation table): the leaderboard still answers, ranks by
+    direction (Top 5 Error lowest first) and shows each paper's code with the official flag,
+    framework and the execution status of the samples harvested from that repository."""
+    store = build(GraphStore.memory(), [str(write_mini(tmp_path))])
+    with client_for(store, workers=1) as client:
+        response = client.get(IMAGENET, headers=HTML)
+        assert response.status_code == 200, response.text
+        page = _page(response.text)
+        top1, top5 = page.sections
+        assert top1["h2"] == "Top 1 Accuracy" and top5["h2"] == "Top 5 Error"
+        assert [r[:3] for r in top1["rows"]] == [
+            ["1", "Alpha-L", "76.5%"], ["2", "Gamma", "10.1"], ["3", "Beta-S", "9.5"],
+            ["–", "Delta-X", "-"],
+        ]
+        alpha = top1["rows"][0]
+        assert "org/zoo" in alpha[4] and "official" in alpha[4] and "pytorch" in alpha[4]
+        assert "ran honours 2" in alpha[4]
+        beta = top1["rows"][2]
+        assert "beta-lab/beta" in beta[4] and "ran draft wrong 1" in beta[4]
+        assert "lower is better: lowest first" in response.text
+        assert "No snapshot date is recorded" in page.footer
