@@ -25,6 +25,7 @@ from kg.graph.relations import RELATIONS
 from kg.query.directions import metric_direction
 from kg.query.named import sparql_term
 from kg.rdf.results import AskResult, SelectResult, Term
+from kg.rdf.vocab import PAPER_TO
 from kg.serve.linked_data import Labeller, Value, local_href
 
 KG_NS = "https://w3id.org/kg/ontology#"
@@ -90,7 +91,7 @@ def paper_queries(iri: str) -> dict[str, str]:
 }} GROUP BY ?author ORDER BY ?position ?name LIMIT 200""",
         "topics": PREFIXES
         + f"""SELECT ?role ?item (MIN(?l) AS ?label) WHERE {{
-  {{ {p} kg:hasTask ?item BIND("task" AS ?role) }}
+  {{ {p} {PAPER_TO.task} ?item BIND("task" AS ?role) }}
   UNION {{ {p} kg:introducesMethod ?item BIND("introduces" AS ?role) }}
   UNION {{ {p} kg:usesMethod ?item BIND("method" AS ?role) }}
   UNION {{ {p} kg:introducesDataset ?item BIND("dataset" AS ?role) }}
