@@ -307,3 +307,24 @@ def test_kg_leaderboard_errors_name_the_fix(readme_store: Path, cli: CliRunner) 
     assert "no leaderboard for task 'machine-translation' on dataset 'imagenet'" in nothing.stderr
     bad = run(cli, "--store", str(readme_store), "leaderboard", "a", "b", "--format", "xml")
     assert bad.exit_code == 2 and "--format xml is not one of: table, csv, json" in bad.stderr
+
+
+def test_kg_leaderboard_prints_hostile_names_as_text(tmp_path: Path, cli: CliRunner) -> None:
+    """Markup in a label, metric or model name is printed as it is, never interpreted."""
+    rows = [
+        {"model_name": "[/red][bold]Boom", "paper_title": "[link=x]t[/link]", "paper_date": "2020-01-01",
+         "paper_url": "https://arxiv.org/abs/2001.00001", "metrics": {"Acc [/] %": "80.1"}},
+        {"model_name": "<script>x</script>", "paper_title": "Two", "paper_date": "2019-01-01",
+         "paper_url": "https://arxiv.org/abs/1901.00001", "metrics": {"Acc [/] %": "70"}},
+    ]
+    table = [{"task": "Task [/b]", "datasets": [{"dataset": "Set", "sota": {"rows": rows}}]}]
+    path = tmp_path / "evaluation-tables.json"
+    path.write_text(json.dumps(table), encoding="utf-8")
+    store = str(tmp_path / "store")
+    assert run(cli, "--store", store, "ingest", "-q", str(path)).exit_code == 0
+    result = run(cli, "--store", store, "leaderboard", "task-b", "set", "--chart")
+    assert result.exit_code == 0, result.output
+    assert "Task [/b] on Set: Acc [/] %" in result.stdout
+    assert "[/red][bold]Boom" in result.stdout and "<script>x</script>" in result.stdout
+    history = json.loads(run(cli, "--store", store, "leaderboard", "Task [/b]", "Set", "--history", "-f", "json").stdout)
+    assert [(p["model"], p["best"]) for p in history] == [("<script>x</script>", 70), ("[/red][bold]Boom", 80.1)]

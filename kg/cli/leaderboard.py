@@ -38,7 +38,7 @@ def section_table(board: Leaderboard, section: Section) -> Table:
     from rich.text import Text
 
     table = Table(
-        title=f"{board.label}: {section.metric}",
+        title=Text(f"{board.label}: {section.metric}"),  # data, not markup
         caption=f"{len(section.entries)} results; {section.ranked_by}",
         header_style="bold",
     )
@@ -72,7 +72,7 @@ def history_table(section: Section) -> Table:
     from rich.text import Text
 
     table = Table(
-        title=f"{section.metric}: the best so far ({section.ranked_by})",
+        title=Text(f"{section.metric}: the best so far ({section.ranked_by})"),
         header_style="bold",
     )
     for name in ("date", "value", "best"):
