@@ -292,3 +292,21 @@ def test_code_with_its_harvested_samples_on_a_records_leaderboard(tmp_path: Path
         assert "beta-lab/beta" in beta[4] and "ran draft wrong 1" in beta[4]
         assert "lower is better: lowest first" in response.text
         assert "No snapshot date is recorded" in page.footer
+
+
+def test_a_leaderboard_with_a_non_ascii_key_answers(tmp_path: Path) -> None:
+    """A dataset whose name has no ASCII letter keys on the name itself (dataset/数据集); the
+    browser sends it percent-encoded, and the page still finds it."""
+    rows = [{"model_name": "M", "paper_title": "P", "paper_date": "2020-01-01",
+             "paper_url": "https://arxiv.org/abs/2001.00001", "metrics": {"BLEU": "30.5"}}]
+    table = [{"task": "Machine Translation", "datasets": [{"dataset": "数据集", "sota": {"rows": rows}}]}]
+    path = tmp_path / "evaluation-tables.json"
+    path.write_text(json.dumps(table, ensure_ascii=False), encoding="utf-8")
+    store = GraphStore.memory()
+    assert ingest(store, [str(path)], base_iri=BASE).rejected == 0
+    with client_for(store, workers=1) as client:
+        href = "/leaderboard/machine-translation/%E6%95%B0%E6%8D%AE%E9%9B%86"
+        page = client.get(href, headers=HTML)
+        assert page.status_code == 200, page.text
+        assert _page(page.text).sections[0]["rows"][0][:3] == ["1", "M", "30.5"]
+        assert client.get(href + "/history.json").json()[0]["value"] == 30.5

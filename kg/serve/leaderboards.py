@@ -38,7 +38,7 @@ from kg.query.named import sparql_term
 from kg.rdf.results import SelectResult, Term
 from kg.serve import conneg
 from kg.serve.chart import best_so_far_chart
-from kg.serve.linked_data import local_href
+from kg.serve.linked_data import iri_for_path, local_href
 from kg.serve.render import attribution_name, licence_name, render
 
 if TYPE_CHECKING:
@@ -239,6 +239,11 @@ def routes(server: KgServer) -> list[Route]:
     async def leaderboard(request: Request) -> Response:
         raw = (request.scope.get("raw_path") or request.url.path.encode()).decode("latin-1")
         task_key, dataset_key, tail = split_path(raw)
+        # the IRI's own characters: a non-ASCII slug arrives percent-encoded (RFC 3987)
+        board_iri = iri_for_path(f"/leaderboard/{task_key}/{dataset_key}", base)
+        if board_iri is None:
+            raise NotFoundError(f"{request.url.path} names no leaderboard kg could hold")
+        task_key, _, dataset_key = board_iri.removeprefix(f"{base}leaderboard/").partition("/")
         if tail is not None and tail.startswith("result/"):
             return await server.entity(request)  # a result of a row with no paper
         if tail is None:
