@@ -104,6 +104,14 @@ class SelectResult:
 
 
 @dataclass
+class SelectStream:
+    """A SELECT result whose rows come as the engine yields them (read them once)."""
+
+    variables: list[str]
+    rows: Iterator[Row]
+
+
+@dataclass
 class AskResult:
     value: bool
 
