@@ -16,7 +16,6 @@ from kg.cli.app import (
     MaxMemory,
     ResultFormat,
     command,
-    emit,
     err,
     memory_limited,
     out,
@@ -233,20 +232,18 @@ def sparql(
     """Run an ad-hoc SPARQL query (the default graph is the merge of all graphs: each fact once)."""
     text = read_query_text(query)
     if endpoint:
+        from kg.cli.output import write_result
         from kg.query.remote import Endpoint
 
         result = Endpoint(endpoint, timeout=timeout).query(text)
-        from kg.cli.output import render
-
-        emit(render(result, fmt, base_iri=state.base_iri))
+        write_result(result, fmt, base_iri=state.base_iri)
         return
 
     def run() -> None:
-        from kg.cli.output import render
+        from kg.cli.output import write_result
         from kg.cli.search import expand_search
 
-        result = state.store().query(expand_search(text))
-        emit(render(result, fmt, base_iri=state.base_iri))
+        write_result(state.store().stream(expand_search(text)), fmt, base_iri=state.base_iri)
 
     memory_limited(max_memory_mb, run)
 

@@ -6,7 +6,7 @@ format the same way. Writers for table, JSON, CSV and TSV live here too.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Literal as TypingLiteral
 
@@ -128,7 +128,7 @@ class GraphResult:
 
 QueryResult = SelectResult | AskResult | GraphResult
 
-def compact(term: Term | None, prefixes: dict[str, str]) -> str:
+def compact(term: Term | None, prefixes: Mapping[str, str]) -> str:
     """A short human form: prefixed IRIs, bare literal values."""
     if term is None:
         return ""
@@ -136,7 +136,3 @@ def compact(term: Term | None, prefixes: dict[str, str]) -> str:
         return shorten(term.value, prefixes) or f"<{term.value}>"
     return term.value
 
-
-def table_rows(result: SelectResult, prefixes: dict[str, str]) -> Iterator[list[str]]:
-    for row in result.rows:
-        yield [compact(t, prefixes) for t in row]
