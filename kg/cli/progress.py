@@ -8,6 +8,7 @@ read of the input files' total (records when reading stdin), the rate and the ti
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -32,8 +33,15 @@ from kg.cli.app import err
 if TYPE_CHECKING:
     from kg.ingest.ingestor import IngestReport
 
-#: Seconds a command works before `working` shows anything.
+#: Seconds a command works before `working` shows anything (KG_PROGRESS_AFTER sets it).
 SHOW_AFTER = 2.0
+
+
+def _show_after() -> float:
+    try:
+        return max(0.0, float(os.environ.get("KG_PROGRESS_AFTER", SHOW_AFTER)))
+    except ValueError:
+        return SHOW_AFTER
 
 
 def shows_progress(*, quiet: bool = False, as_json: bool = False) -> bool:
@@ -122,7 +130,7 @@ def working(description: str, *, show: bool) -> Iterator[Working]:
         disable=not show,
     )
     handle = Working(progress, description)
-    timer = threading.Timer(SHOW_AFTER, progress.start)
+    timer = threading.Timer(_show_after(), progress.start)
     timer.daemon = True
     if show:
         timer.start()
