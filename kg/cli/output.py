@@ -192,7 +192,7 @@ def screen_table(
         console.print(table)
     total = len(sample)
     if total > budget:
-        with console.status("counting the rows…"):
+        with console.status("counting the rows"):
             total += sum(1 for _ in cells)
         console.print(
             f"{len(shown):,} of {_rows_word(total)} shown (a screen's worth); pipe the output "
@@ -207,7 +207,7 @@ def screen_table(
 def _blocks(variables: list[str], rows: list[list[str]], console: Console) -> None:
     grid_width = max(len(v) for v in variables)
     for i, r in enumerate(rows, 1):
-        console.rule(f"row {i}", align="left", style="dim")
+        console.rule(Text(f"row {i:,}"), align="left", style="dim")
         grid = Table.grid(padding=(0, 2))
         grid.add_column(style="bold", width=grid_width, no_wrap=True)
         grid.add_column(overflow="fold")

@@ -138,5 +138,6 @@ def working(description: str, *, show: bool) -> Iterator[Working]:
         yield handle
     finally:
         timer.cancel()
-        timer.join()
+        if show:
+            timer.join()
         progress.stop()
