@@ -11,7 +11,7 @@ many rows it showed of how many.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from rich.console import Console
 from rich.table import Column, Table
@@ -100,7 +100,8 @@ def write_result(
         console = out
     prefixes = table_prefixes(base_iri)
     if console.is_terminal:
-        return screen_table(result.variables, iter(rows), prefixes, console)
+        count_rest = result.count_rest if isinstance(result, SelectStream) else None
+        return screen_table(result.variables, iter(rows), prefixes, console, count_rest)
     return plain_table(result.variables, rows, prefixes, sys.stdout)
 
 
@@ -160,9 +161,14 @@ def plain_table(
 
 
 def screen_table(
-    variables: list[str], rows: Iterator[Row], prefixes: Mapping[str, str], console: Console
+    variables: list[str],
+    rows: Iterator[Row],
+    prefixes: Mapping[str, str],
+    console: Console,
+    count_rest: Callable[[], int] | None = None,
 ) -> int:
-    """A screen's worth of rows as a rich table on the terminal, then the count of all."""
+    """A screen's worth of rows as a rich table on the terminal, then the count of all
+    (`count_rest` counts the rows not read yet faster than reading them)."""
     width, height = console.size
     cells = _cells(rows, prefixes)
     natural = 0
@@ -193,7 +199,7 @@ def screen_table(
     total = len(sample)
     if total > budget:
         with console.status("counting the rows"):
-            total += sum(1 for _ in cells)
+            total += count_rest() if count_rest is not None else sum(1 for _ in cells)
         console.print(
             f"{len(shown):,} of {_rows_word(total)} shown (a screen's worth); pipe the output "
             "or use --format tsv to see them all",

@@ -103,7 +103,7 @@ def syntax_message(
 ) -> str:
     """The engine's parse error as one line: what is wrong and where (line and column).
 
-    >>> syntax_message("SELECT * { ?p a foo:Paper }", "error at 1:26: expected one of ...")
+    >>> syntax_message("SELECT * { ?p a foo:Paper }", "error at 1:26: expected Prefix not found")
     ... # doctest: +ELLIPSIS
     "unknown prefix 'foo:' at line 1, column 17; kg knows kg:, dcterms:, ...; declare it ..."
     """
@@ -114,7 +114,7 @@ def syntax_message(
         line, column, detail = int(match.group(1)), int(match.group(2)), match.group(3)
     known = {**prefixes, **declared_prefixes(sparql)}
     unknown = [(p, s, e) for p, s, e in _used(sparql) if p not in known]
-    if unknown:
+    if unknown and (not match or "Prefix not found" in detail):
         at = _offset(sparql, line, column) if match else len(sparql)
         before = [u for u in unknown if u[1] <= at] or unknown
         prefix, start, _ = before[-1]

@@ -6,7 +6,7 @@ format the same way. Writers for table, JSON, CSV and TSV live here too.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Literal as TypingLiteral
 
@@ -109,6 +109,8 @@ class SelectStream:
 
     variables: list[str]
     rows: Iterator[Row]
+    #: Counts the rows not read yet, reading them without building terms (when known).
+    count_rest: Callable[[], int] | None = None
 
 
 @dataclass

@@ -862,7 +862,10 @@ class GraphStore:
                 for s in result:
                     yield tuple(None if s[i] is None else _term(s[i]) for i in range(width))
 
-            return SelectStream([v.value for v in result.variables], rows())
+            def count_rest() -> int:
+                return sum(1 for _ in result)
+
+            return SelectStream([v.value for v in result.variables], rows(), count_rest)
         text = ox.serialize(result, format=ox.RdfFormat.N_TRIPLES) or b""
         return GraphResult(text.decode("utf-8"))
 
