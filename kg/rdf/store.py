@@ -634,9 +634,9 @@ class GraphStore:
         _check_query_text(sparql)
         self._may_state_own_default()
         try:
-            self._writable().update(f"{sparql}\n;\n{_MERGE_MISSING}")
+            self._writable().update(f"{sparql}\n;\n{_MERGE_MISSING}", prefixes=QUERY_PREFIXES)
         except SyntaxError as exc:
-            raise QuerySyntaxError(str(exc)) from None
+            raise QuerySyntaxError(syntax_message(sparql, str(exc))) from None
 
     def flush(self) -> None:
         self._writable().flush()

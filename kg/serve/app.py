@@ -46,7 +46,6 @@ from kg.errors import (
     ParameterError,
     QuerySyntaxError,
     QueryTimeoutError,
-    QueryTooComplexError,
     ResultTooLargeError,
     UsageError,
 )
@@ -713,10 +712,8 @@ def as_query_parameter(parameter: Param) -> str:
 
 async def _kg_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, KgError)
-    message = _one_line(exc.worded(as_query_parameter))
-    if isinstance(exc, QuerySyntaxError) and not isinstance(exc, QueryTooComplexError):
-        message = f"the SPARQL does not parse: {message}"
-    return _error(status_for(exc), message)
+    # a parse error says what and where itself (kg.rdf.query_text.syntax_message)
+    return _error(status_for(exc), _one_line(exc.worded(as_query_parameter)))
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
