@@ -56,7 +56,7 @@ from kg.rdf.results import AskResult, GraphResult, SelectResult, Term
 from kg.rdf.sparql_scan import Shape, Target, host_allowed, scan
 from kg.rdf.store import convert, parse_to_ntriples
 from kg.rdf.terms import is_absolute_iri
-from kg.rdf.vocab import PREFIXES
+from kg.rdf.vocab import PREFIXES, QUERY_PREFIXES
 from kg.resources import static_dir
 from kg.serve import conneg, linked_data, search_page, similar, story
 from kg.serve.pool import QueryJob, QueryPool, Source
@@ -668,7 +668,7 @@ class KgServer:
         data = json.dumps(
             {
                 "examples": examples,
-                "prefixes": PREFIXES,
+                "prefixes": QUERY_PREFIXES,
                 "base": self.config.base_iri,
                 "publicBase": self.config.public_base,
             },
