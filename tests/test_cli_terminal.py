@@ -22,10 +22,12 @@ from pathlib import Path
 
 import httpx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from kg.cli.output import plain_table, table_prefixes
-from kg.errors import QuerySyntaxError
+from kg.errors import KgError, QuerySyntaxError
 from kg.rdf.query_text import with_declarations
 from kg.rdf.results import Row, SelectResult, SelectStream
 from kg.rdf.store import GraphStore, serialize_results
@@ -172,6 +174,20 @@ def test_parse_errors_are_one_line_with_where(cli: CliRunner, query: str, expect
     assert result.stderr.startswith("error: ") and expected in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert "['" not in result.stderr  # none of the parser's character classes
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(alphabet="SELECT*WHERE{}?s p:o<>\"'\n\t.;()#kgfo_:-01", max_size=60))
+def test_any_query_text_fails_in_one_line(text: str) -> None:
+    """Hostile text: the engine's errors always come back as one line, never raw."""
+    store = GraphStore.memory()
+    try:
+        store.query(text)
+    except QuerySyntaxError as exc:
+        message = str(exc)
+        assert message and "\n" not in message and "['" not in message, message
+    except KgError:
+        pass
 
 
 def test_no_rust_panic_text_reaches_the_terminal(readme_store: Path) -> None:
