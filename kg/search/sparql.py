@@ -45,7 +45,7 @@ from kg.search.documents import CLASSES
 from kg.search.query import MAX_LIMIT, Hit
 
 SERVICE_IRI = "https://w3id.org/kg/search"
-NS = KGS_NS
+NS = "https://w3id.org/kg/search#"  # = kg.rdf.vocab.KGS_NS (a test checks)
 DEFAULT_LIMIT = 100
 _PROPERTIES = ("query", "hit", "score", "label", "type", "limit")
 _STRING_ESCAPES = {
