@@ -34,6 +34,7 @@ from kg.rdf.store import GraphStore, serialize_results
 from kg.rdf.stream import write_results
 from kg.rdf.vocab import KG_NS, QUERY_PREFIXES
 from kg.search import StoreSearch
+from kg.search import sparql as search_sparql
 from tests.conftest import run
 from tests.engines_support import OxigraphServer
 from tests.serve_support import KG_BIN, ServeProcess
@@ -134,6 +135,7 @@ def test_search_block_takes_a_class_iri(seed_store: GraphStore) -> None:
     assert by_word == by_class == by_iri
     with pytest.raises(QuerySyntaxError, match="kgs:type kg:Venue"):
         search.expand(block("kg:Venue"))
+    assert QUERY_PREFIXES["kgs"] == search_sparql.NS  # the block's namespace is kgs:
 
 
 def test_endpoint_queries_carry_the_declarations_they_use(

@@ -40,12 +40,12 @@ from kg.errors import QuerySyntaxError
 from kg.rdf.results import Term
 from kg.rdf.sparql_scan import located_tokens, unescape_codepoints
 from kg.rdf.terms import literal, safe_iri, typed
-from kg.rdf.vocab import KGS_NS, QUERY_PREFIXES, XSD
+from kg.rdf.vocab import QUERY_PREFIXES, XSD
 from kg.search.documents import CLASSES
 from kg.search.query import MAX_LIMIT, Hit
 
 SERVICE_IRI = "https://w3id.org/kg/search"
-NS = "https://w3id.org/kg/search#"  # = kg.rdf.vocab.KGS_NS (a test checks)
+NS = "https://w3id.org/kg/search#"
 DEFAULT_LIMIT = 100
 _PROPERTIES = ("query", "hit", "score", "label", "type", "limit")
 _STRING_ESCAPES = {
