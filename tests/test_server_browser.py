@@ -112,6 +112,25 @@ def test_the_query_page_runs_queries_and_shows_results(page: Any, server: str) -
     assert page.problems == []
 
 
+def test_the_query_page_takes_kgs_usual_prefixes(page: Any, server: str) -> None:
+    """`kg:Paper` with no PREFIX line: the editor marks no error and the endpoint answers."""
+    page.goto(f"{server}/")
+    page.wait_for_selector(".yasqe .CodeMirror")
+    # a prefix kg does not know is marked ...
+    page.eval_on_selector(
+        ".yasqe .CodeMirror", "e => e.CodeMirror.setValue('SELECT * { ?p a nope:Paper }')"
+    )
+    page.wait_for_selector(".yasqe .parseErrorIcon", timeout=10_000)
+    # ... and the mark goes once the query uses only kg's prefixes
+    query = "SELECT (COUNT(?p) AS ?n) WHERE { ?p a kg:Paper }"
+    page.eval_on_selector(".yasqe .CodeMirror", f"e => e.CodeMirror.setValue('{query}')")
+    page.wait_for_selector(".yasqe .parseErrorIcon", state="detached", timeout=10_000)
+    page.click(".yasqe_queryButton")
+    page.wait_for_selector(".yasr table tbody tr td", timeout=30_000)
+    assert '"2"' in page.inner_text(".yasr table tbody")
+    assert page.problems == []
+
+
 def test_a_syntax_error_shows_the_parsers_message(page: Any, server: str) -> None:
     page.goto(f"{server}/")
     page.wait_for_selector(".yasqe .CodeMirror")

@@ -247,7 +247,8 @@ def test_syntax_error_is_400_with_the_parsers_message(client: TestClient) -> Non
     response = client.get("/sparql", params={"query": "SELECT ?x WHERE { ?x ?y }"})
     assert response.status_code == 400
     assert response.headers["content-type"] == "text/plain; charset=utf-8"
-    assert response.text.startswith("the SPARQL does not parse: error at 1:")
+    assert response.text.startswith("the query does not parse at line 1, column ")
+    assert "\n" not in response.text.strip() and "['" not in response.text
     assert client.get("/sparql", params={"query": "  "}).status_code == 400
     twice = client.get("/sparql", params=[("query", PAPERS), ("query", PAPERS)])
     assert twice.status_code == 400 and "once" in twice.text

@@ -18,9 +18,11 @@ error, so one bad line never hides the good ones around it.
 from __future__ import annotations
 
 import codecs
+import contextlib
 import datetime as dt
 import io
 import json
+import os
 import re
 import sys
 import zlib
@@ -417,11 +419,51 @@ def _document(stream: IO[bytes], source: str, is_array: bool, limit: int) -> Ite
     )
 
 
-def read_items(name: str, *, limit: int = MAX_RECORD_BYTES) -> Iterator[Item]:
-    """Every JSON value in one input (a file name or `-`)."""
+class ReadPosition:
+    """How far reading has gone through its input files, in bytes as stored on disk (a .gz
+    file by its compressed bytes): for a progress bar. Standard input has no total."""
+
+    def __init__(self, names: list[str]) -> None:
+        self.total: int | None = 0
+        for name in names:
+            try:
+                self.total = None if name == "-" or self.total is None else (
+                    self.total + os.path.getsize(name)
+                )
+            except OSError:
+                self.total = None
+        self._done = 0
+        self._current: IO[bytes] | None = None
+
+    def read(self) -> int:
+        """Bytes read so far: the files finished and the position in the current one."""
+        current = self._current
+        try:
+            here = current.tell() if current is not None and not current.closed else 0
+        except (OSError, ValueError):
+            here = 0
+        return self._done + here
+
+    def _start(self, stream: IO[bytes]) -> None:
+        raw = getattr(stream, "raw", None)
+        self._current = raw._raw if isinstance(raw, Gunzip) else stream
+
+    def _finish(self, name: str) -> None:
+        self._current = None
+        if name != "-":
+            with contextlib.suppress(OSError):
+                self._done += os.path.getsize(name)
+
+
+def read_items(
+    name: str, *, limit: int = MAX_RECORD_BYTES, position: ReadPosition | None = None
+) -> Iterator[Item]:
+    """Every JSON value in one input (a file name or `-`); `position` follows the bytes read."""
     stream = open_binary(name)
     source = "<stdin>" if name == "-" else name
     last = ""
+    if position is not None:
+        position._start(stream)
     try:
         for item in _read(stream, name, source, limit):
             last = item.locator
@@ -431,6 +473,8 @@ def read_items(name: str, *, limit: int = MAX_RECORD_BYTES) -> Iterator[Item]:
     except (OSError, EOFError) as exc:
         raise InputError(f"{source}: cannot read: {exc}") from None
     finally:
+        if position is not None:
+            position._finish(name)
         if name != "-":
             stream.close()
 

@@ -51,6 +51,29 @@ def set_memory_limit(megabytes: int) -> None:
     resource.setrlimit(resource.RLIMIT_DATA, (limit, hard))
 
 
+def quiet_native_stderr() -> None:
+    """Keep native code's messages (Rust panics, "memory allocation of N bytes failed", a
+    C++ `terminate called …`) off the real standard error, in this process only.
+
+    They are written to file descriptor 2 directly; it is pointed at /dev/null, while
+    Python's `sys.stderr` keeps writing to the stream fd 2 was (kg's own one-line errors and a
+    server's log still arrive). Call it in a process that runs queries before any runs: the
+    forked child of `kg sparql` / `kg query` (`run_limited`) and each `kg serve` worker.
+    `KG_NATIVE_STDERR=1` leaves fd 2 alone, to debug the engine.
+    """
+    if os.environ.get("KG_NATIVE_STDERR") == "1":
+        return
+    try:
+        sys.stderr.flush()
+        kept = os.dup(2)
+    except (OSError, ValueError):
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)
+    os.close(devnull)
+    sys.stderr = os.fdopen(kept, "w", buffering=1, encoding="utf-8", errors="backslashreplace")
+
+
 def memory_message(megabytes: int, remedy: str = "raise {parameter}") -> str:
     """The message of a `MemoryLimitError` about `max_memory_mb` (`{parameter}` in it)."""
     return (
@@ -80,6 +103,7 @@ def run_limited(megabytes: int, body: Callable[[], int]) -> int:
     if pid == 0:  # the child: never returns
         code = 1
         try:
+            quiet_native_stderr()  # an allocation failure's Rust message: not for the user
             set_memory_limit(megabytes)
             code = body()
         except SystemExit as exc:

@@ -24,6 +24,8 @@ XSD_NS: Final = "http://www.w3.org/2001/XMLSchema#"
 OWL_NS: Final = "http://www.w3.org/2002/07/owl#"
 SKOS_NS: Final = "http://www.w3.org/2004/02/skos/core#"
 VOID_NS: Final = "http://rdfs.org/ns/void#"
+#: kg's search blocks in SPARQL (kg.search.sparql): a namespace of the query language only.
+KGS_NS: Final = "https://w3id.org/kg/search#"
 
 #: Prefixes used in Turtle output, docs and query headers.
 PREFIXES: Final[dict[str, str]] = {
@@ -39,6 +41,12 @@ PREFIXES: Final[dict[str, str]] = {
     "owl": OWL_NS,
     "skos": SKOS_NS,
 }
+
+#: The prefixes a query may use without declaring them (`kg sparql`, `kg query`, `/sparql`,
+#: the query page): every prefix kg's outputs write, and the search block's `kgs:`. The
+#: engine applies them (a query's own PREFIX wins); a query sent to another endpoint gets
+#: the declarations it uses written in (kg.rdf.query_text.with_declarations).
+QUERY_PREFIXES: Final[dict[str, str]] = {**PREFIXES, "kgs": KGS_NS, "void": VOID_NS}
 
 #: Local names of every term in kg's namespace (filled in by `_kg`).
 KG_TERMS: set[str] = set()

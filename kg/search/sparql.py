@@ -26,7 +26,7 @@ Properties of the block (`kgs:` is `https://w3id.org/kg/search#`):
 | `kgs:hit` | variable | bound to each hit's IRI |
 | `kgs:score` | variable | its score (xsd:double), higher is better |
 | `kgs:label` | variable | its label (title or name) |
-| `kgs:type` | string | only hits of this class (`paper`, `method`, …) |
+| `kgs:type` | string or class | only hits of this class (`"paper"` or `kg:Paper`, `"method"`, …) |
 | `kgs:limit` | integer | at most this many hits (default 100) |
 """
 
@@ -40,7 +40,7 @@ from kg.errors import QuerySyntaxError
 from kg.rdf.results import Term
 from kg.rdf.sparql_scan import located_tokens, unescape_codepoints
 from kg.rdf.terms import literal, safe_iri, typed
-from kg.rdf.vocab import XSD
+from kg.rdf.vocab import QUERY_PREFIXES, XSD
 from kg.search.documents import CLASSES
 from kg.search.query import MAX_LIMIT, Hit
 
@@ -52,6 +52,7 @@ _STRING_ESCAPES = {
     "t": "\t", "n": "\n", "r": "\r", "b": "\b", "f": "\f", '"': '"', "'": "'", "\\": "\\",
 }
 _STRING_ESCAPE = re.compile(r"\\(.)", re.DOTALL)
+_CLASS_NAMES = {iri: name for name, iri in CLASSES.items()}
 
 #: (query text, class or None, limit) -> hits, best first
 SearchFn = Callable[[str, str | None, int], list[Hit]]
@@ -92,7 +93,7 @@ def _resolve(kind: str, value: str, prefixes: dict[str, str]) -> str | None:
 
 def _searches(toks: list[tuple[str, str, int]]) -> Iterator[tuple[int, int, dict[str, str]]]:
     """(index of SERVICE, index past its target, prefixes) of each kg search block."""
-    prefixes: dict[str, str] = {}
+    prefixes: dict[str, str] = dict(QUERY_PREFIXES)  # as the engine reads the query
     n = len(toks)
     for i, (kind, value, _) in enumerate(toks):
         word = value.upper() if kind == "word" else ""
@@ -179,6 +180,14 @@ def _block(
         if name not in found:
             return None
         kind, value = found[name]
+        if name == "type" and kind in ("iri", "pname"):  # a class: kgs:type kg:Paper
+            cls = _resolve(kind, value, prefixes)
+            if cls not in _CLASS_NAMES:
+                raise fail(
+                    f"has kgs:type {value}, not one of the classes it searches: "
+                    f"{', '.join(f'<{c}>' for c in CLASSES.values())}"
+                )
+            return _CLASS_NAMES[cls]
         if kind == "string":
             return _string_value(value)
         if kind == "var" and value[1:] in bindings:

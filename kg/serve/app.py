@@ -47,7 +47,6 @@ from kg.errors import (
     ParameterError,
     QuerySyntaxError,
     QueryTimeoutError,
-    QueryTooComplexError,
     ResultTooLargeError,
     UnknownNameError,
     UsageError,
@@ -59,7 +58,7 @@ from kg.rdf.results import AskResult, GraphResult, SelectResult, Term
 from kg.rdf.sparql_scan import Shape, Target, host_allowed, scan
 from kg.rdf.store import convert, parse_to_ntriples
 from kg.rdf.terms import is_absolute_iri
-from kg.rdf.vocab import PREFIXES
+from kg.rdf.vocab import PREFIXES, QUERY_PREFIXES
 from kg.resources import static_dir
 from kg.serve import (
     conneg,
@@ -732,7 +731,7 @@ class KgServer:
         data = json.dumps(
             {
                 "examples": examples,
-                "prefixes": PREFIXES,
+                "prefixes": QUERY_PREFIXES,
                 "base": self.config.base_iri,
                 "publicBase": self.config.public_base,
             },
@@ -784,8 +783,7 @@ async def _kg_error(request: Request, exc: Exception) -> Response:
             "candidates": list(exc.candidates),
         }
         return JSONResponse(body, status_code=status_for(exc))
-    if isinstance(exc, QuerySyntaxError) and not isinstance(exc, QueryTooComplexError):
-        message = f"the SPARQL does not parse: {message}"
+    # a parse error says what and where itself (kg.rdf.query_text.syntax_message)
     return _error(status_for(exc), message)
 
 
