@@ -105,8 +105,9 @@ class ServerConfig:
 
     @property
     def guard_network(self) -> bool:
-        """Whether workers run under the kernel's no-network filter (kg.serve.sandbox)."""
-        return not self.allow_service
+        """Whether workers run under a kernel network filter (kg.serve.sandbox): none at
+        all, or (with --allow-service hosts) connects the server checks one by one."""
+        return "*" not in self.allow_service
 
 
 def shape_form(sparql: str) -> str | None:
@@ -249,6 +250,7 @@ class KgServer:
             refresh=self.config.refresh,
             max_memory_mb=self.config.max_memory_mb,
             guard_network=self.config.guard_network,
+            allow_hosts=tuple(sorted(self.config.allow_service)),
         )
         try:
             self.load_queries()

@@ -40,7 +40,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kg import errors
 from kg.errors import (
@@ -54,6 +54,9 @@ from kg.errors import (
 from kg.rdf.limits import MEMORY_SIGNALS, default_memory_mb, memory_message, set_memory_limit
 from kg.rdf.results import QueryResult, Term
 from kg.rdf.store import GraphStore, store_signature
+
+if TYPE_CHECKING:
+    from kg.serve.sandbox import AllowList, Supervisor
 
 _WORKERS = Param("workers", "setting")  # what a client asks the operator to raise
 _WORKER_CODE = "from kg.serve.pool import worker_entry; worker_entry()"
@@ -240,6 +243,9 @@ class Limits:
 
     memory_mb: int = 0  # 0: no limit
     guard_network: bool = True
+    #: With guard_network: the hosts a SERVICE may reach, each connect checked by the
+    #: server (kg.serve.sandbox.Supervisor); empty: no Internet socket at all.
+    allow_hosts: tuple[str, ...] = ()
 
 
 def _error_reply(exc: BaseException, limits: Limits | None = None) -> tuple[str, str, str]:
@@ -256,14 +262,19 @@ def _error_reply(exc: BaseException, limits: Limits | None = None) -> tuple[str,
     return ("error", "KgError", f"the query failed: {type(exc).__name__}: {exc}")
 
 
-def _apply(limits: Limits) -> None:
-    """Limit this worker process before it opens the store (see kg.rdf.limits, kg.serve.sandbox)."""
+def _apply(limits: Limits) -> int | None:
+    """Limit this worker process before it opens the store (see kg.rdf.limits,
+    kg.serve.sandbox); the seccomp listener's descriptor when the server must supervise it."""
     if limits.memory_mb:
         set_memory_limit(limits.memory_mb)
-    if limits.guard_network:
-        from kg.serve.sandbox import forbid_network
+    if not limits.guard_network:
+        return None
+    from kg.serve.sandbox import forbid_network, supervise_network
 
-        forbid_network()
+    if limits.allow_hosts:
+        return supervise_network()
+    forbid_network()
+    return None
 
 
 def worker_entry() -> None:
@@ -283,7 +294,11 @@ def _worker_main(
     # Ctrl-C reaches the whole process group; the parent shuts workers down by closing pipes.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        _apply(limits)
+        listener = _apply(limits)
+        if listener is not None:  # the server takes a copy, then answers every connect
+            conn.send(("listener", os.getpid(), listener))
+            conn.recv()
+            os.close(listener)
         state = _WorkerState(source, writable, generation)
     except BaseException as exc:
         conn.send(_error_reply(exc, limits))
@@ -318,8 +333,15 @@ class _Died(Exception):
 
 class _Worker:
     def __init__(
-        self, source: Source, writable: bool, generation: int = 0, limits: Limits | None = None
+        self,
+        source: Source,
+        writable: bool,
+        generation: int = 0,
+        limits: Limits | None = None,
+        allow: AllowList | None = None,
     ) -> None:
+        self.allow = allow
+        self.supervisor: Supervisor | None = None
         ours, theirs = socket.socketpair()
         with ours, theirs:
             fd = theirs.fileno()
@@ -339,6 +361,16 @@ class _Worker:
             raise StoreError(f"a query worker did not start within {timeout:g} s")
         try:
             reply = self.conn.recv()
+            if reply[0] == "listener" and self.allow is not None:
+                from kg.serve.sandbox import Supervisor, take_listener
+
+                listener = take_listener(self.process.pid, reply[2])
+                self.supervisor = Supervisor(listener, self.process.pid, self.allow)
+                self.conn.send("taken")
+                if not self.conn.poll(timeout):
+                    self.kill()
+                    raise StoreError(f"a query worker did not start within {timeout:g} s")
+                reply = self.conn.recv()
         except (EOFError, OSError):
             self.kill()
             raise StoreError("a query worker exited while opening the store") from None
@@ -358,6 +390,8 @@ class _Worker:
         return reply
 
     def kill(self) -> None:
+        if self.supervisor is not None:
+            self.supervisor.close()
         with contextlib.suppress(Exception):
             self.process.kill()
         with contextlib.suppress(subprocess.TimeoutExpired):
@@ -418,6 +452,7 @@ class QueryPool:
         start_timeout: float = 60.0,
         max_memory_mb: int | None = None,
         guard_network: bool = True,
+        allow_hosts: tuple[str, ...] = (),
     ) -> None:
         if workers < 1:
             raise errors.UsageError("{parameter} must be at least 1", parameter="workers")
@@ -443,7 +478,14 @@ class QueryPool:
         self._signature: tuple[tuple[str, int, int], ...] = ()
         self._closed = False
         memory = default_memory_mb(workers + 1) if max_memory_mb is None else max_memory_mb
-        self.limits = Limits(memory_mb=memory, guard_network=guard_network)
+        self.limits = Limits(
+            memory_mb=memory, guard_network=guard_network, allow_hosts=allow_hosts
+        )
+        self._allow: AllowList | None = None
+        if guard_network and allow_hosts:
+            from kg.serve.sandbox import AllowList
+
+            self._allow = AllowList(allow_hosts)
         #: The pinned snapshots workers may still be reading, by generation (disk stores).
         self._snapshots: dict[int, Path] = {}
         self._publishing = asyncio.Lock()
@@ -451,7 +493,7 @@ class QueryPool:
     # -- life cycle ----------------------------------------------------------------------------
     def _spawn(self, writable: bool = False) -> _Worker:
         source, generation = self.source, self.generation  # together: the same version
-        worker = _Worker(source, writable, generation, self.limits)
+        worker = _Worker(source, writable, generation, self.limits, self._allow)
         worker.wait_ready(self.start_timeout)
         return worker
 
