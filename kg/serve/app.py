@@ -8,7 +8,7 @@
 * `/paper/<slug>`, `/method/…`, `/graph/record/…`: Linked Data for kg's instance IRIs.
 * `/search?q=…&type=…&limit=…`: full-text search (JSON; a page for browsers), read from
   the index beside the store (kg.search); SPARQL's kg search blocks are expanded to VALUES
-  here too, before the query reaches a worker (`KgServer._expand_search`).
+  in the worker that runs the query, under its limits (`KgServer._uses_search`).
 * `/`: a YASGUI query page (vendored under kg/serve/static, so it works offline).
 
 Every query runs in a `QueryPool` worker process, off the event loop, under the time and
@@ -292,9 +292,11 @@ class KgServer:
                 "unless started with --allow-service HOST (or '*')"
             )
 
+        from kg.search.sparql import SERVICE_IRI
+
         allowed = self.config.allow_service
         for target in shape.services:
-            if not host_allowed(target, allowed):
+            if target.iri != SERVICE_IRI and not host_allowed(target, allowed):
                 refuse(target, "a federated SERVICE call")
         for target in shape.loads:
             if not host_allowed(target, allowed):
@@ -335,12 +337,18 @@ class KgServer:
         self._store_search.refresh(every=self.config.refresh)
         return self._store_search
 
-    async def _expand_search(self, sparql: str, bindings: Mapping[str, Term] | None) -> str:
-        """The one place the server turns kg search blocks into VALUES (kg.search.sparql),
-        off the event loop. Queries without one never open the index."""
+    async def _uses_search(self, sparql: str) -> bool:
+        """Whether the query holds a kg search block; if so, the index is made current here
+        (a stale one is rebuilt from a snapshot) and a worker expands the blocks, under the
+        query's time and memory limits (issue 31). Queries without one never open it."""
+        from kg.search.sparql import uses_search
+
         if "SERVICE" not in sparql.upper() and "\\" not in sparql:
-            return sparql
-        return await asyncio.to_thread(lambda: self._search().expand(sparql, bindings))
+            return False
+        if not await asyncio.to_thread(uses_search, sparql):
+            return False
+        await asyncio.to_thread(self._search)
+        return True
 
     async def search(self, request: Request) -> Response:
         from kg.search import details_query, with_details
@@ -390,7 +398,7 @@ class KgServer:
         named_graphs: list[str] | None = None,
         bindings: Mapping[str, Term] | None = None,
     ) -> Response:
-        sparql = await self._expand_search(sparql, bindings)
+        expand = await self._uses_search(sparql)
         shape = scan(sparql)
         if shape.is_update:
             raise self._read_only()
@@ -417,6 +425,8 @@ class KgServer:
                 default_graphs=default_graphs,
                 named_graphs=named_graphs,
                 prefixes=PREFIXES,
+                expand_search=expand,
+                search_bindings=bindings if expand else None,
             )
         )
         return _negotiated(answer.body, answer.media_type)

@@ -56,6 +56,7 @@ from kg.rdf.results import QueryResult, Term
 from kg.rdf.store import GraphStore, store_signature
 
 if TYPE_CHECKING:
+    from kg.search import StoreSearch
     from kg.serve.sandbox import AllowList, Supervisor
 
 _WORKERS = Param("workers", "setting")  # what a client asks the operator to raise
@@ -118,6 +119,10 @@ class QueryJob:
     default_graphs: list[str] | None = None
     named_graphs: list[str] | None = None
     prefixes: Mapping[str, str] | None = None
+    #: Expand kg search blocks (kg.search.sparql) first, in the worker, under its limits;
+    #: a named query's parameters as `search_bindings`.
+    expand_search: bool = False
+    search_bindings: Mapping[str, Term] | None = None
 
 
 @dataclass(frozen=True)
@@ -171,6 +176,15 @@ class _WorkerState:
         self.writable = writable
         self.store = source.open(write=writable)
         self.generation = generation
+        self.search: StoreSearch | None = None
+
+    def searcher(self) -> StoreSearch:
+        """The full-text index of this worker's store (kg.search), opened on first use."""
+        if self.search is None:
+            from kg.search import StoreSearch
+
+            self.search = StoreSearch(self.store, self.source.path, quiet=True)
+        return self.search
 
     def catch_up(self, request: _Request) -> None:
         """Move to the version the pool names before answering (never answer from an
@@ -180,16 +194,21 @@ class _WorkerState:
             self.store.close()
             self.store, self.source = fresh, request.reload
             self.generation = request.generation
+            self.search = None  # reopened on the new snapshot when next needed
 
     def handle(self, request: _Request) -> Any:
         store = self.store
         if request.op == "serialize":
             job: QueryJob = request.payload
 
+            sparql = job.sparql
+            if job.expand_search:
+                sparql = self.searcher().expand(sparql, job.search_bindings)
+
             def run() -> Answer:  # run again (fresh buffer) if the snapshot must be renewed
                 out = _CappedBuffer(request.max_bytes)
                 media_type, kind = store.query_into(
-                    job.sparql,
+                    sparql,
                     out,
                     results_type=job.results_type,
                     graph_type=job.graph_type,
