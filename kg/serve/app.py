@@ -60,7 +60,7 @@ from kg.rdf.terms import is_absolute_iri
 from kg.rdf.vocab import PREFIXES
 from kg.resources import static_dir
 from kg.serve import conneg, linked_data, search_page, similar, story
-from kg.serve.pool import QueryJob, QueryPool, Source
+from kg.serve.pool import CLIENT, QueryJob, QueryPool, Source
 
 if TYPE_CHECKING:
     from kg.search import StoreSearch
@@ -102,6 +102,12 @@ class ServerConfig:
     #: Where this server is published (https://…/); entity links on the query page use it.
     public_base: str | None = None
     max_memory_mb: int | None = None  # per worker; None: kg.rdf.limits.default_memory_mb
+    #: Seconds a client may take to send a request body (headers: kg.serve.guard).
+    body_timeout: float = 30.0
+    #: Workers one client address may hold at once (None: half of them, at least one), and
+    #: how many more of its queries may wait for one; past that, 503 at once.
+    client_workers: int | None = None
+    client_queue: int = 32
 
     @property
     def guard_network(self) -> bool:
@@ -162,8 +168,19 @@ async def _none() -> None:
     return None
 
 
-async def read_body(request: Request, limit: int) -> bytes:
-    """The request body, refused with 413 as soon as it passes `limit` bytes."""
+async def read_body(request: Request, limit: int, timeout: float | None = None) -> bytes:
+    """The request body, refused with 413 as soon as it passes `limit` bytes, and with 408
+    when it has not all arrived within `timeout` seconds (a client trickling it)."""
+    if timeout is not None:
+        try:
+            async with asyncio.timeout(timeout):
+                return await read_body(request, limit)
+        except TimeoutError:
+            raise HTTPException(
+                408,
+                f"the request body did not arrive within {timeout:g} s; send it at once",
+                headers={"Connection": "close"},
+            ) from None
     too_large = HTTPException(
         413,
         f"the request body is larger than this server's limit of {limit:,} bytes; "
@@ -251,6 +268,8 @@ class KgServer:
             max_memory_mb=self.config.max_memory_mb,
             guard_network=self.config.guard_network,
             allow_hosts=tuple(sorted(self.config.allow_service)),
+            client_workers=self.config.client_workers,
+            client_queue=self.config.client_queue,
         )
         try:
             self.load_queries()
@@ -439,7 +458,9 @@ class KgServer:
                 return self.service_description(request, params)
         else:
             media_type = _media_type(request)
-            body = await read_body(request, self.config.max_body_bytes)
+            body = await read_body(
+                request, self.config.max_body_bytes, self.config.body_timeout
+            )
             url_pairs = list(request.query_params.multi_items())
             if media_type == "application/x-www-form-urlencoded":
                 params = Params(url_pairs + _form(body))
@@ -529,7 +550,7 @@ class KgServer:
             raise self._read_only()
         self._authorise(request)
         media_type = _media_type(request)
-        body = await read_body(request, self.config.max_body_bytes)
+        body = await read_body(request, self.config.max_body_bytes, self.config.body_timeout)
         if media_type == "application/sparql-update":
             params = Params(
                 [*request.query_params.multi_items(), ("update", _decode(body, "update"))]
@@ -699,12 +720,14 @@ class KgServer:
         )
 
     async def health(self, request: Request) -> Response:
-        pid = await self.running.ping()
+        """The pool's state, from the server process alone: it needs no worker, so it
+        answers while every worker is busy (issue 31)."""
         stats = self.running.stats
         return JSONResponse(
             {
                 "status": "ok",
-                "worker": pid,
+                "worker": stats.worker_pids[0] if stats.worker_pids else None,
+                "idle": self.running.idle,
                 "workers": self.running.size,
                 "workers_running": len(stats.worker_pids),
                 "generation": self.running.generation,
@@ -734,6 +757,21 @@ async def _kg_error(request: Request, exc: Exception) -> Response:
 async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     return _error(exc.status_code, str(exc.detail), exc.headers)
+
+
+class ClientMiddleware:
+    """Names the client (its address) for the pool's fair shares (kg.serve.pool.CLIENT)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        client = scope.get("client")
+        token = CLIENT.set(client[0] if client else None)
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            CLIENT.reset(token)
 
 
 def create_app(source: Source, config: ServerConfig) -> Starlette:
@@ -771,6 +809,7 @@ def create_app(source: Source, config: ServerConfig) -> Starlette:
                 max_age=600,
             )
         )
+    middleware.insert(0, Middleware(ClientMiddleware))
     app = Starlette(
         routes=routes,
         middleware=middleware,

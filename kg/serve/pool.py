@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import io
 import os
 import signal
@@ -65,6 +66,49 @@ _WORKER_CODE = "from kg.serve.pool import worker_entry; worker_entry()"
 _REOPEN_RETRY_S = 1.0
 _OPERATOR_REMEDY = "ask the operator to raise {parameter}"
 _MEMORY = Param("max_memory_mb", "setting")
+#: Who is asking (the client's address), set per request by the server: queries from one
+#: client hold at most `QueryPool.client_workers` workers at once (fair shares).
+CLIENT: contextvars.ContextVar[str | None] = contextvars.ContextVar("kg_client", default=None)
+
+
+class _Share:
+    """One client's hold on the pool: a semaphore of its share, and its queries in flight."""
+
+    def __init__(self, share: int) -> None:
+        self.slots = asyncio.Semaphore(share)
+        self.count = 0  # running or waiting
+
+
+class _Shares:
+    """At most `share` workers per client; `queue` more of its queries wait, the rest get
+    503 at once. A query's slot is given back when its worker finishes, not when its
+    client stops waiting, so a client that hangs up cannot hold more than its share."""
+
+    def __init__(self, share: int, queue: int) -> None:
+        self.share = share
+        self.queue = queue
+        self._clients: dict[str, _Share] = {}
+
+    def enter(self, client: str) -> _Share:
+        entry = self._clients.get(client)
+        if entry is None:
+            entry = self._clients[client] = _Share(self.share)
+        if entry.count >= self.share + self.queue:
+            raise QueryTimeoutError(
+                f"this client already has {entry.count} queries running or waiting (at most "
+                f"{self.share} run at once, {self.queue} more wait); send fewer at a time, "
+                "or ask the operator to raise {parameter}",
+                parameter=Param("client_queue", "setting"),
+            )
+        entry.count += 1
+        return entry
+
+    def leave(self, client: str, entry: _Share, held: bool) -> None:
+        if held:
+            entry.slots.release()
+        entry.count -= 1
+        if entry.count == 0 and self._clients.get(client) is entry:
+            del self._clients[client]
 
 
 @dataclass(frozen=True)
@@ -472,6 +516,8 @@ class QueryPool:
         max_memory_mb: int | None = None,
         guard_network: bool = True,
         allow_hosts: tuple[str, ...] = (),
+        client_workers: int | None = None,
+        client_queue: int = 32,
     ) -> None:
         if workers < 1:
             raise errors.UsageError("{parameter} must be at least 1", parameter="workers")
@@ -488,6 +534,8 @@ class QueryPool:
         self.start_timeout = start_timeout
         self.generation = 0
         self.stats = PoolStats()
+        share = max(1, workers // 2) if client_workers is None else max(1, client_workers)
+        self._shares = _Shares(min(share, workers), max(0, client_queue))
         self._threads = ThreadPoolExecutor(max_workers=workers + 3, thread_name_prefix="kg-pool")
         self._idle: asyncio.Queue[_Worker] = asyncio.Queue()
         self._workers: set[_Worker] = set()
@@ -722,15 +770,46 @@ class QueryPool:
             self.stats.worker_pids = [w.process.pid for w in self._workers]
             return
 
+    @property
+    def idle(self) -> int:
+        """Workers waiting for a request now."""
+        return self._idle.qsize()
+
     async def _run(self, op: str, payload: Any, timeout: float | None = None) -> Any:
         if self._closed:
             raise StoreError("the query pool is shut down")
         loop = asyncio.get_running_loop()
         deadline = loop.time() + (timeout or self.timeout)
-        worker = await self._acquire(deadline)
-        return await self._dispatch(
-            worker, self._request(worker, op, payload), deadline, self._reader_done
-        )
+        client = CLIENT.get()
+        if client is None or self._shares.share >= self.size:
+            worker = await self._acquire(deadline)
+            return await self._dispatch(
+                worker, self._request(worker, op, payload), deadline, self._reader_done
+            )
+        entry = self._shares.enter(client)
+        held = started = False
+
+        def done(worker: _Worker, future: asyncio.Future[Any]) -> None:
+            self._reader_done(worker, future)
+            self._shares.leave(client, entry, held)
+
+        try:
+            try:
+                await asyncio.wait_for(entry.slots.acquire(), max(deadline - loop.time(), 0.001))
+            except TimeoutError:
+                raise QueryTimeoutError(
+                    f"this client's earlier queries held its {self._shares.share} worker(s) "
+                    f"for {self.timeout:g} s; try again later",
+                ) from None
+            held = True
+            worker = await self._acquire(deadline)
+            started = True
+            return await self._dispatch(
+                worker, self._request(worker, op, payload), deadline, done
+            )
+        finally:
+            if not started:
+                self._shares.leave(client, entry, held)
 
     async def serialize(self, job: QueryJob) -> Answer:
         """Run a query and return its natively serialised result."""
