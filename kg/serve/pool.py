@@ -36,6 +36,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -52,7 +53,13 @@ from kg.errors import (
     ResultTooLargeError,
     StoreError,
 )
-from kg.rdf.limits import MEMORY_SIGNALS, default_memory_mb, memory_message, set_memory_limit
+from kg.rdf.limits import (
+    MEMORY_SIGNALS,
+    default_memory_mb,
+    is_engine_noise,
+    memory_message,
+    set_memory_limit,
+)
 from kg.rdf.results import QueryResult, Term
 from kg.rdf.store import GraphStore, store_signature
 
@@ -316,6 +323,14 @@ def _error_reply(exc: BaseException, limits: Limits | None = None) -> tuple[str,
         return ("error", type(exc).__name__, str(exc))
     if isinstance(exc, MemoryError):  # the parent words it (QueryPool.memory_error)
         return ("error", "MemoryLimitError", "")
+    if type(exc).__name__ == "PanicException":  # pyo3's: a Rust panic inside the engine
+        print(f"kg serve worker {os.getpid()}: the query engine failed (a panic)", file=sys.stderr)
+        return (
+            "error",
+            "StoreError",
+            "the query engine failed on this query (details are in the server's log); "
+            "try a simpler query",
+        )
     if isinstance(exc, OSError):  # raised by pyoxigraph for I/O and SERVICE failures
         from kg.serve.sandbox import outbound_error
 
@@ -412,8 +427,12 @@ class _Worker:
                 [sys.executable, "-c", _WORKER_CODE, str(fd)],
                 pass_fds=(fd,),
                 stdin=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
             )
             self.conn = Connection(ours.detach())
+        threading.Thread(
+            target=_relay, args=(self.process, sys.stderr), daemon=True, name="kg-stderr"
+        ).start()
         self.conn.send((source, writable, generation, limits or Limits(guard_network=False)))
         self.generation = generation
         self.source = source
@@ -470,6 +489,27 @@ class _Worker:
             self.process.wait(2)
         except subprocess.TimeoutExpired:
             self.kill()
+
+
+def _relay(process: subprocess.Popen[bytes], out: Any) -> None:
+    """Pass a worker's stderr on to the server's, without the engine runtime's own text (a
+    failed allocation's size, a backtrace, a panic): one kg line says what happened."""
+    assert process.stderr is not None
+    told = False
+    for raw in process.stderr:
+        line = raw.decode("utf-8", "replace")
+        if is_engine_noise(line):
+            if not told:
+                told = True
+                line = (
+                    f"kg serve worker {process.pid}: the query engine failed (out of memory, "
+                    "or an internal error) and the worker is replaced\n"
+                )
+            else:
+                continue
+        with contextlib.suppress(Exception):
+            out.write(line)
+            out.flush()
 
 
 def _finished(loop: asyncio.AbstractEventLoop) -> asyncio.Future[Any]:
