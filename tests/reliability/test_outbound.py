@@ -284,3 +284,21 @@ def test_an_allow_list_holds_at_the_connection_whatever_the_text(
             "connections_to_hosts_not_allowed": sum(reached.values()),
         },
     )
+
+
+def test_the_allow_list_reads_addresses_as_the_kernel_gives_them() -> None:
+    """The supervisor's verdict on the raw sockaddr a connect names (IPv4, IPv6, mapped)."""
+    from kg.serve.sandbox import AllowList, parse_sockaddr
+
+    allow = AllowList(["127.0.0.1", "[::1]", "*"])
+    assert allow.allows("127.0.0.1", 8080) and allow.allows("::ffff:127.0.0.1", 1)
+    assert allow.allows("::1", 80)
+    assert not allow.allows("127.0.0.2", 8080) and not allow.allows("::ffff:127.0.0.2", 80)
+    assert not allow.allows("not an address", 80)
+    four = socket.AF_INET.to_bytes(2, "little") + (8080).to_bytes(2, "big")
+    four += socket.inet_aton("127.0.0.2") + bytes(8)
+    assert parse_sockaddr(four) == (socket.AF_INET, "127.0.0.2", 8080)
+    six = socket.AF_INET6.to_bytes(2, "little") + (443).to_bytes(2, "big") + bytes(4)
+    six += socket.inet_pton(socket.AF_INET6, "::ffff:127.0.0.2") + bytes(4)
+    assert parse_sockaddr(six) == (socket.AF_INET6, "::ffff:127.0.0.2", 443)
+    assert parse_sockaddr(b"\x01") == (-1, "", 0)
