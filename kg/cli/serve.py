@@ -155,7 +155,7 @@ def serve(
     import uvicorn
 
     from kg.serve.app import ServerConfig, create_app
-    from kg.serve.guard import ConnectionLimits, guarded_protocol
+    from kg.serve.guard import ACCEPT_BATCH, ConnectionLimits, guarded_protocol
     from kg.serve.pool import Source
 
     # Open first, for writing when updates are allowed: a busy store fails here, before a
@@ -205,6 +205,7 @@ def serve(
             server_header=False,
             http=protocol,
             timeout_keep_alive=5,
+            backlog=ACCEPT_BATCH,
         )
     )
     failure: list[KgError] = []

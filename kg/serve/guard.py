@@ -9,7 +9,10 @@ none) held it, and a file descriptor, for as long as it liked: 400 such connecti
   `header_timeout` seconds of its opening (or of the first byte of its next request) is
   closed;
 * a cap on open connections in total (kept below the process's descriptor limit) and per
-  client address: a connection over either is closed at once, before it is read.
+  client address: a connection over the client's cap is closed at once, before it is
+  read; at the total cap, the connection that has waited longest for its headers is
+  closed to make room (so half-open connections from many addresses cannot lock the
+  others out), and only when none waits is the new one refused.
 
 The body is read by the application under its own deadline (kg.serve.app.read_body).
 """
@@ -24,8 +27,13 @@ from typing import Any
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-#: Descriptors kept free for the store, the workers' pipes, logs and the listening socket.
-_RESERVED_FDS = 64
+#: How many connections the event loop accepts at one wake-up (uvicorn's `backlog`, also
+#: the listen queue): a connection refused or evicted frees its descriptor only at the next
+#: turn of the loop, so the cap leaves room for one whole batch.
+ACCEPT_BATCH = 128
+#: Descriptors kept free for the store, the workers' pipes, logs and the listening socket,
+#: and for one batch of accepted connections.
+_RESERVED_FDS = 64 + ACCEPT_BATCH
 
 
 @dataclass(frozen=True)
@@ -55,6 +63,8 @@ def guarded_protocol(limits: ConnectionLimits) -> tuple[type[H11Protocol], Conne
     """An h11 protocol class for uvicorn (`Config(http=…)`) with these limits, and its counts."""
     stats = ConnectionStats()
     per_client: dict[str, int] = {}
+    #: Connections waiting for their headers, oldest first (dicts keep insertion order).
+    pending: dict[Any, None] = {}
     total = limits.total()
 
     class GuardedH11Protocol(H11Protocol):
@@ -64,7 +74,14 @@ def guarded_protocol(limits: ConnectionLimits) -> tuple[type[H11Protocol], Conne
         def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)
             address = self.client[0] if self.client else ""
-            if stats.open >= total or per_client.get(address, 0) >= limits.max_per_client:
+            within_share = per_client.get(address, 0) < limits.max_per_client
+            if within_share and stats.open >= total and pending:
+                oldest = next(iter(pending))
+                oldest._disarm()
+                oldest._uncount()  # now, not when the loop reports it closed
+                stats.timed_out += 1
+                oldest.transport.abort()
+            if stats.open >= total or not within_share:
                 stats.refused += 1
                 transport.abort()  # frees the descriptor now; nothing was read
                 return
@@ -75,6 +92,10 @@ def guarded_protocol(limits: ConnectionLimits) -> tuple[type[H11Protocol], Conne
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._disarm()
+            self._uncount()
+            super().connection_lost(exc)
+
+        def _uncount(self) -> None:
             if self._counted is not None:
                 stats.open -= 1
                 left = per_client.get(self._counted, 1) - 1
@@ -83,7 +104,6 @@ def guarded_protocol(limits: ConnectionLimits) -> tuple[type[H11Protocol], Conne
                 else:
                     per_client.pop(self._counted, None)
                 self._counted = None
-            super().connection_lost(exc)
 
         def data_received(self, data: bytes) -> None:
             if self._counted is None:
@@ -101,14 +121,17 @@ def guarded_protocol(limits: ConnectionLimits) -> tuple[type[H11Protocol], Conne
         def _arm(self) -> None:
             self._disarm()
             self._header_timer = self.loop.call_later(limits.header_timeout, self._too_slow)
+            pending[self] = None
 
         def _disarm(self) -> None:
+            pending.pop(self, None)
             if self._header_timer is not None:
                 self._header_timer.cancel()
                 self._header_timer = None
 
         def _too_slow(self) -> None:
             self._header_timer = None
+            pending.pop(self, None)
             if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
                 stats.timed_out += 1
                 self.transport.close()

@@ -88,11 +88,11 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         assert "Traceback" not in server.log.read_text()
 
 
-def _half_open(port: int, n: int) -> list[socket.socket]:
+def _half_open(port: int, n: int, addresses: int = 1) -> list[socket.socket]:
     out = []
-    for _ in range(n):
+    for i in range(n):
         sock = socket.socket()
-        sock.bind(("127.0.0.2", 0))
+        sock.bind((f"127.0.0.{2 if addresses == 1 else 20 + i % addresses}", 0))
         sock.settimeout(5)
         try:
             sock.connect(("127.0.0.1", port))
@@ -124,6 +124,22 @@ def test_half_open_connections_leave_health_answering(served: Served) -> None:
             assert health.status_code == 200, health.text
             assert health.json()["status"] == "ok"
         wait_until(lambda: all(_closed_by_server(s) for s in socks), 30, "half-open closes")
+    finally:
+        for sock in socks:
+            sock.close()
+
+
+def test_half_open_connections_from_many_addresses_leave_health_answering(
+    served: Served,
+) -> None:
+    """300 half-open requests from 10 addresses (each under its own cap, together over the
+    total one): the longest-waiting is closed to make room, so /health still answers."""
+    socks = _half_open(served.port, HALF_OPEN, addresses=10)
+    try:
+        with served.client("127.0.0.3") as other:
+            for _ in range(3):
+                health = other.get("/health", timeout=10)
+                assert health.status_code == 200, health.text
     finally:
         for sock in socks:
             sock.close()
