@@ -1,4 +1,4 @@
-"""Entity pages and /similar on a served store (issue 18): p50/p95/max per kind of page.
+"""Entity pages and /similar on a served store (issues 18, 26): p50/p95/max per kind of page.
 
     python bench/pages.py --store kg-store [--sample 40] [--workers 4] [--write-doc]
 
@@ -7,7 +7,10 @@ entities of each kind, the HTML page a browser gets, twice (the second is timed:
 worker caches, as for a reader clicking around; every worker has made one similarity
 lookup before the first). Side by side, the same entities' plain Turtle description (the
 page before issue 18) is timed the same way; the ratio says what the story sections cost.
-/similar/{paper} is timed warm for the sampled papers too.
+/similar/{paper} is timed warm for the sampled papers too. Issue 26's page kinds
+(collection, area, repository, the dump and record sources, search and a named query in a
+browser) are timed the same way; `--kinds` picks some (the kinds an older checkout has, to
+run it side by side with this one).
 """
 
 from __future__ import annotations
@@ -37,6 +40,19 @@ KINDS = {
     "task": "Task",
     "dataset": "Dataset",
     "author": "Author",
+    "collection": "Collection",
+    "area": "Area",
+    "repository": "Repository",
+    "dump": "Dump",
+    "record": "Record",
+}
+#: Pages that are no entity's: timed as they are (no Turtle side).
+FIXED = {
+    "search": ["/search?q=attention", "/search?q=image+classification", "/search?q=adam"],
+    "query": [
+        "/queries/tasks-in-area?area=audio",
+        "/queries/leaderboard?task=image-classification&dataset=imagenet&metric=Top%201%20Accuracy",
+    ],
 }
 
 
@@ -69,10 +85,12 @@ def main() -> None:
     parser.add_argument("--sample", type=int, default=40)
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--kinds", default=",".join([*KINDS, *FIXED]))
     args = parser.parse_args()
     rng = random.Random(args.seed)
+    kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
     with GraphStore.open(args.store, read_only=True) as store:
-        chosen = {kind: sample(store, kind, args.sample, rng) for kind in KINDS}
+        chosen = {kind: sample(store, kind, args.sample, rng) for kind in kinds if kind in KINDS}
     app = create_app(Source(path=args.store), ServerConfig(base_iri=BASE, workers=args.workers))
     html = {"Accept": "text/html"}
     turtle = {"Accept": "text/turtle"}
@@ -96,12 +114,21 @@ def main() -> None:
                 plain.append(timed(client, path, turtle))
                 if kind == "paper":
                     similar.append(timed(client, "/similar/" + iri[len(BASE) :], {}))
+            if not pages:
+                continue
             every.extend(pages)
             ratio = statistics.median(pages) / statistics.median(plain)
             lines.append(
                 f"| {kind} | {len(iris)} | {stats(pages).replace(' | ', ' | ')} | "
                 f"{stats(plain)} | {ratio:.1f}× |"
             )
+        browser = {"Accept": "text/html,application/xhtml+xml,*/*;q=0.8"}
+        for kind, paths in FIXED.items():
+            if kind not in kinds:
+                continue
+            pages = [timed(client, path, browser) for path in paths for _ in range(3)]
+            every.extend(pages)
+            lines.append(f"| {kind} | {len(pages)} | {stats(pages)} | – | – | – | – |")
         lines.append("")
         lines.append(f"All HTML pages: p50 | p95 | max = {stats(every)}.")
         lines.append(f"/similar/{{paper}}, warm ({len(similar)} papers): {stats(similar)}.")

@@ -273,7 +273,9 @@ class _WorkerState:
 
             return store.reading(run)
         if request.op == "result":
-            sparql, substitutions, limit = request.payload
+            sparql, substitutions, limit, search_bindings = request.payload
+            if search_bindings is not None:  # expand kg search blocks here, under the limits
+                sparql = self.searcher().expand(sparql, search_bindings)
             return store.query(sparql, substitutions=substitutions, limit=limit)
         if request.op == "update":
             store.update(request.payload)
@@ -861,9 +863,14 @@ class QueryPool:
         sparql: str,
         substitutions: Mapping[str, Term] | None = None,
         limit: int | None = None,
+        search_bindings: Mapping[str, Term] | None = None,
     ) -> QueryResult:
-        """Run a query and return its result as kg objects (for pages built from rows)."""
-        result: QueryResult = await self._run("result", (sparql, substitutions, limit))
+        """Run a query and return its result as kg objects (for pages built from rows).
+        With `search_bindings` (a mapping, possibly empty), its kg search blocks are
+        expanded first, in the worker."""
+        result: QueryResult = await self._run(
+            "result", (sparql, substitutions, limit, search_bindings)
+        )
         return result
 
     async def graph(self, name: str, timeout: float | None = None, **kwargs: Any) -> Any:
