@@ -11,6 +11,13 @@ page before issue 18) is timed the same way; the ratio says what the story secti
 (collection, area, repository, the dump and record sources, search and a named query in a
 browser) are timed the same way; `--kinds` picks some (the kinds an older checkout has, to
 run it side by side with this one).
+
+Leaderboards (issue 28): for --leaderboards random kg:Leaderboard IRIs, plus ImageNet image
+classification and the leaderboard with the most results, the page is timed on its first
+request (its three queries in the workers, then the render: cold), then the page, its
+chart.svg and its history.json are each asked once more and then --repeat times, timed
+(warm: the server keeps the last 64 leaderboards rendered until the store changes).
+`--only-leaderboards` skips the entity pages.
 """
 
 from __future__ import annotations
@@ -86,7 +93,13 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--kinds", default=",".join([*KINDS, *FIXED]))
+    parser.add_argument("--leaderboards", type=int, default=20)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--only-leaderboards", action="store_true")
     args = parser.parse_args()
+    if args.only_leaderboards:
+        leaderboards(args)
+        return
     rng = random.Random(args.seed)
     kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
     with GraphStore.open(args.store, read_only=True) as store:
@@ -133,6 +146,57 @@ def main() -> None:
         lines.append(f"All HTML pages: p50 | p95 | max = {stats(every)}.")
         lines.append(f"/similar/{{paper}}, warm ({len(similar)} papers): {stats(similar)}.")
     load = os.getloadavg()[0]
+    lines.append(f"Load average (1 min) at the end: {load:.1f} on {os.cpu_count()} cores.")
+    print("\n".join(lines))
+
+
+def largest_leaderboard(store: GraphStore) -> str:
+    rows = store.select_values(
+        "SELECT ?b (COUNT(?r) AS ?n) WHERE { ?r <https://w3id.org/kg/ontology#inLeaderboard> ?b }"
+        " GROUP BY ?b ORDER BY DESC(?n) ?b LIMIT 1"
+    )
+    return str(next(iter(rows))[0])
+
+
+def leaderboards(args: argparse.Namespace) -> None:
+    """p50/p95/max of the leaderboard page, chart.svg and history.json, warm."""
+    rng = random.Random(args.seed)
+    with GraphStore.open(args.store, read_only=True) as store:
+        rows = store.select_values(
+            "SELECT ?b WHERE { ?b a <https://w3id.org/kg/ontology#Leaderboard> }"
+        )
+        boards = sorted(str(b) for (b,) in rows if b)
+        chosen = rng.sample(boards, min(args.leaderboards, len(boards)))
+        largest = largest_leaderboard(store)
+    imagenet = f"{BASE}leaderboard/image-classification/imagenet"
+    named = {"imagenet": imagenet, "largest": largest}
+    app = create_app(Source(path=args.store), ServerConfig(base_iri=BASE, workers=args.workers))
+    html = {"Accept": "text/html"}
+    forms = {"page": ("", html), "chart.svg": ("/chart.svg", {}), "history.json": ("/history.json", {})}
+    lines = [
+        f"Largest leaderboard: {largest[len(BASE):]}.",
+        "",
+        "| leaderboards | form | n | p50 | p95 | max |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    with TestClient(app) as client:
+        for label, iris in (*((k, [v]) for k, v in named.items()), (f"{len(chosen)} random", chosen)):
+            first: list[float] = []  # the first request: the three queries, then the render
+            for iri in iris:
+                start = time.perf_counter()
+                response = client.get("/" + iri[len(BASE) :], headers=html)
+                first.append(time.perf_counter() - start)
+                assert response.status_code == 200, (iri, response.status_code)
+            lines.append(f"| {label} | page, first request | {len(first)} | {stats(first)} |")
+            for form, (tail, headers) in forms.items():
+                times: list[float] = []
+                for iri in iris:
+                    path = "/" + iri[len(BASE) :] + tail
+                    for _ in range(args.repeat):
+                        times.append(timed(client, path, headers))
+                lines.append(f"| {label} | {form} | {len(times)} | {stats(times)} |")
+    load = os.getloadavg()[0]
+    lines.append("")
     lines.append(f"Load average (1 min) at the end: {load:.1f} on {os.cpu_count()} cores.")
     print("\n".join(lines))
 

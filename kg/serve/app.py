@@ -38,6 +38,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from kg.errors import (
+    AmbiguousNameError,
     ForbiddenError,
     KgError,
     MemoryLimitError,
@@ -48,6 +49,7 @@ from kg.errors import (
     QueryTimeoutError,
     QueryTooComplexError,
     ResultTooLargeError,
+    UnknownNameError,
     UsageError,
 )
 from kg.export.rdfio import graph_text
@@ -59,7 +61,16 @@ from kg.rdf.store import convert, parse_to_ntriples
 from kg.rdf.terms import is_absolute_iri
 from kg.rdf.vocab import PREFIXES
 from kg.resources import static_dir
-from kg.serve import conneg, linked_data, pages, query_page, search_page, similar, story
+from kg.serve import (
+    conneg,
+    leaderboards,
+    linked_data,
+    pages,
+    query_page,
+    search_page,
+    similar,
+    story,
+)
 from kg.serve.pool import CLIENT, QueryJob, QueryPool, Source
 from kg.serve.render import render
 
@@ -601,16 +612,35 @@ class KgServer:
             values[key] = given[0]
         return named, params, values
 
+    async def _resolved(self, named: NamedQuery, values: dict[str, str]) -> dict[str, str]:
+        """The values with every name, slug or id of a thing turned into its IRI, looked up
+        in a worker by the resolver every face uses (kg.query.resolve)."""
+        kinds = {k: p.cls for k in values if (p := named.param(k)) is not None and p.cls}
+        if not kinds:
+            return values
+        bind(named, values, self.config.base_iri)  # every value's form is checked first
+        from kg.query.resolve import raise_reply
+
+        reply = await self.running.graph(
+            "resolve",
+            kinds=kinds,
+            values={k: values[k] for k in kinds},
+            base_iri=self.config.base_iri,
+        )
+        return {**values, **raise_reply(reply)}
+
     async def named_query_text(self, request: Request) -> Response:
         """The named query with its parameters bound as a VALUES block (the page's forms
         show and run it; the values are checked by the same `bind` as /queries/NAME)."""
         named, _, values = self._named_values(request)
+        values = await self._resolved(named, values)
         bindings = bind(named, values, self.config.base_iri)
         text = with_values(named.sparql, bindings).strip() + "\n"
         return PlainTextResponse(text, media_type="application/sparql-query")
 
     async def named_query(self, request: Request) -> Response:
         named, params, values = self._named_values(request)
+        values = await self._resolved(named, values)
         bindings = bind(named, values, self.config.base_iri)
         if named.param(_FORMAT_PARAM) is None and conneg.choose(
             params.all(_FORMAT_PARAM), request.headers.get("accept"), conneg.NAMED_QUERY_OFFERS
@@ -785,6 +815,13 @@ def as_query_parameter(parameter: Param) -> str:
 async def _kg_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, KgError)
     message = _one_line(exc.worded(as_query_parameter))
+    if isinstance(exc, UnknownNameError | AmbiguousNameError):  # a name that names no one thing
+        body = {
+            "error": message,
+            "parameter": exc.parameter.name if exc.parameter else None,
+            "candidates": list(exc.candidates),
+        }
+        return JSONResponse(body, status_code=status_for(exc))
     if isinstance(exc, QuerySyntaxError) and not isinstance(exc, QueryTooComplexError):
         message = f"the SPARQL does not parse: {message}"
     return _error(status_for(exc), message)
@@ -828,6 +865,9 @@ def create_app(source: Source, config: ServerConfig) -> Starlette:
         Route("/queries/{name}/sparql", server.named_query_text, methods=["GET"]),
         Route("/health", server.health, methods=["GET"]),
         *similar.routes(server),
+        # Leaderboards (kg/serve/leaderboards.py): the page, chart.svg and history.json of
+        # /leaderboard/{task}/{dataset}; before the entity routes, which answer its RDF forms.
+        *leaderboards.routes(server),
         Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static"),
         *(
             Route(f"/{kind}/{{rest:path}}", server.entity, methods=["GET"])

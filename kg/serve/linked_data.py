@@ -37,6 +37,7 @@ KINDS = (
     "collection",
     "dump",
     "graph",
+    "leaderboard",
 )
 #: Most triples pointing at one entity that a description carries.
 INCOMING_RDF_LIMIT = 1000

@@ -17,15 +17,16 @@ kg.serve.pages renders the templates.
 from __future__ import annotations
 
 import bisect
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from kg.graph.relations import RELATIONS
+from kg.query.directions import metric_direction
 from kg.query.named import sparql_term
 from kg.rdf.results import AskResult, SelectResult, Term
+from kg.rdf.vocab import PAPER_TO
 from kg.serve.linked_data import Labeller, Value, local_href
 
 KG_NS = "https://w3id.org/kg/ontology#"
@@ -54,22 +55,16 @@ PAPER_LISTS = {
     "author": "authors",
     "repository": "repositories",
 }
-#: Metric names where a lower value is the better one (errors, distances, losses, time).
-_LOWER_IS_BETTER = re.compile(
-    r"error|loss|\bmae\b|\bmse\b|rmse|\bfid\b|\bkid\b|perplexity|\bppl\b|\bwer\b|\bcer\b|"
-    r"\bter\b|distance|\beer\b|\bfar\b|\bfrr\b|latency|time|\bnll\b|bits.per|\bbpc\b|\bbpd\b|"
-    r"miss rate|\bmr\b|abs ?rel|sq ?rel|chamfer|\bepe\b|params|flops|\bmde\b",
-    re.IGNORECASE,
-)
 
 
 def lower_is_better(metric: str) -> bool:
-    """Whether a leaderboard metric ranks its lowest value first.
+    """Whether a leaderboard metric ranks its lowest value first: the direction rule of
+    kg.query.directions (a metric it cannot place ranks highest first, as before).
 
     >>> lower_is_better("Top 1 Accuracy"), lower_is_better("MAE"), lower_is_better("FID")
     (False, True, True)
     """
-    return bool(_LOWER_IS_BETTER.search(metric))
+    return metric_direction(metric) == "lower"
 
 
 def iri_term(iri: str) -> str:
@@ -97,7 +92,7 @@ def paper_queries(iri: str) -> dict[str, str]:
 }} GROUP BY ?author ORDER BY ?position ?name LIMIT 200""",
         "topics": PREFIXES
         + f"""SELECT ?role ?item (MIN(?l) AS ?label) WHERE {{
-  {{ {p} kg:hasTask ?item BIND("task" AS ?role) }}
+  {{ {p} {PAPER_TO.task} ?item BIND("task" AS ?role) }}
   UNION {{ {p} kg:introducesMethod ?item BIND("introduces" AS ?role) }}
   UNION {{ {p} kg:usesMethod ?item BIND("method" AS ?role) }}
   UNION {{ {p} kg:introducesDataset ?item BIND("dataset" AS ?role) }}
