@@ -28,12 +28,12 @@ import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 #: How many connections the event loop accepts at one wake-up (uvicorn's `backlog`, also
-#: the listen queue): a connection refused or evicted frees its descriptor only at the next
-#: turn of the loop, so the cap leaves room for one whole batch.
-ACCEPT_BATCH = 128
+#: the listen queue): a connection refused or evicted frees its descriptor only two turns
+#: of the loop later, so the cap leaves room for two whole batches.
+ACCEPT_BATCH = 64
 #: Descriptors kept free for the store, the workers' pipes, logs and the listening socket,
-#: and for one batch of accepted connections.
-_RESERVED_FDS = 64 + ACCEPT_BATCH
+#: and for two batches of accepted connections.
+_RESERVED_FDS = 64 + 2 * ACCEPT_BATCH
 
 
 @dataclass(frozen=True)
