@@ -432,3 +432,41 @@ def test_reindex(cli: CliRunner, tmp_path: Path, seed_paths: list[Path]) -> None
     done = run(cli, "--store", str(store), "search", "--reindex")
     assert done.exit_code == 0 and "rebuilt" in done.output
     assert os.path.isdir(index_path(store))
+
+
+def _union_of_blocks(n: int, limit: int = 1000) -> str:
+    block = (
+        "{ SERVICE <https://w3id.org/kg/search> { [] kgs:query \"attention\" ; "
+        f"kgs:limit {limit} ; kgs:hit ?paper }} }}"
+    )
+    return (
+        "PREFIX kgs: <https://w3id.org/kg/search#>\nSELECT ?paper WHERE { "
+        + " UNION ".join([block] * n)
+        + " }"
+    )
+
+
+def test_too_many_search_blocks_are_refused_before_any_search() -> None:
+    """Issue 31: 1,500 UNION'ed blocks (a 164 KB body) once ran 1,500 searches and grew the
+    text quadratically in the server; now they are counted first and no search runs."""
+    from kg.errors import QueryTooComplexError
+    from kg.search.sparql import MAX_BLOCKS, MAX_TOTAL_HITS
+
+    searched: list[str] = []
+
+    def search(text: str, type_: str | None, limit: int) -> list[Hit]:
+        searched.append(text)
+        return []
+
+    with pytest.raises(QueryTooComplexError, match="1,500 kg search blocks"):
+        expand(_union_of_blocks(1500), search)
+    assert searched == []
+    # many hits asked by few blocks: refused as well, before any search
+    few = MAX_TOTAL_HITS // 1000 + 1
+    assert few <= MAX_BLOCKS
+    with pytest.raises(QueryTooComplexError, match="hits in all"):
+        expand(_union_of_blocks(few), search)
+    assert searched == []
+    # within both limits the blocks run, one search each
+    expanded = expand(_union_of_blocks(3, limit=5), search)
+    assert searched == ["attention"] * 3 and expanded.count("VALUES (?paper)") == 3

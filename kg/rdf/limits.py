@@ -14,6 +14,7 @@ line and exit code 1.
 from __future__ import annotations
 
 import os
+import re
 import resource
 import signal
 import sys
@@ -81,6 +82,28 @@ def memory_message(megabytes: int, remedy: str = "raise {parameter}") -> str:
         f"narrow it (a LIMIT, more specific patterns, no ORDER BY over a cross product) or "
         f"{remedy}"
     )
+
+
+#: What the Rust runtime (and the C++ one under RocksDB) writes on stderr when an allocation
+#: fails or a thread panics: the allocation size, a backtrace, a panic location. None of it
+#: is for a user; a process relaying a worker's stderr drops these lines.
+_ENGINE_NOISE = re.compile(
+    r"^\s*(memory allocation of \d+ bytes failed|stack backtrace:|skipping backtrace"
+    r"|thread '.*' panicked at|note: run with `RUST_BACKTRACE|note: Some details are omitted"
+    r"|fatal runtime error|terminate called after|what\(\):|\d+: 0x[0-9a-f]+|\d+: [\w:<>]+"
+    r"|at \S+\.rs:\d+|at /rustc/|panicked at|called `\w+::unwrap\(\)`)"
+)
+
+
+def is_engine_noise(line: str) -> bool:
+    r"""Whether a stderr line is the engine runtime's own text (a panic, a failed allocation).
+
+    >>> is_engine_noise("memory allocation of 360 bytes failed")
+    True
+    >>> is_engine_noise("INFO:     Application startup complete.")
+    False
+    """
+    return bool(_ENGINE_NOISE.match(line))
 
 
 def run_limited(megabytes: int, body: Callable[[], int]) -> int:

@@ -8,7 +8,7 @@
 * `/paper/<slug>`, `/method/…`, `/graph/record/…`: Linked Data for kg's instance IRIs.
 * `/search?q=…&type=…&limit=…`: full-text search (JSON; a page for browsers), read from
   the index beside the store (kg.search); SPARQL's kg search blocks are expanded to VALUES
-  here too, before the query reaches a worker (`KgServer._expand_search`).
+  in the worker that runs the query, under its limits (`KgServer._uses_search`).
 * `/`: a YASGUI query page (vendored under kg/serve/static, so it works offline).
 
 Every query runs in a `QueryPool` worker process, off the event loop, under the time and
@@ -70,7 +70,7 @@ from kg.serve import (
     similar,
     story,
 )
-from kg.serve.pool import QueryJob, QueryPool, Source
+from kg.serve.pool import CLIENT, QueryJob, QueryPool, Source
 from kg.serve.render import render
 
 if TYPE_CHECKING:
@@ -113,11 +113,18 @@ class ServerConfig:
     #: Where this server is published (https://…/); entity links on the query page use it.
     public_base: str | None = None
     max_memory_mb: int | None = None  # per worker; None: kg.rdf.limits.default_memory_mb
+    #: Seconds a client may take to send a request body (headers: kg.serve.guard).
+    body_timeout: float = 30.0
+    #: Workers one client address may hold at once (None: half of them, at least one), and
+    #: how many more of its queries may wait for one; past that, 503 at once.
+    client_workers: int | None = None
+    client_queue: int = 32
 
     @property
     def guard_network(self) -> bool:
-        """Whether workers run under the kernel's no-network filter (kg.serve.sandbox)."""
-        return not self.allow_service
+        """Whether workers run under a kernel network filter (kg.serve.sandbox): none at
+        all, or (with --allow-service hosts) connects the server checks one by one."""
+        return "*" not in self.allow_service
 
 
 def shape_form(sparql: str) -> str | None:
@@ -172,8 +179,19 @@ async def _none() -> None:
     return None
 
 
-async def read_body(request: Request, limit: int) -> bytes:
-    """The request body, refused with 413 as soon as it passes `limit` bytes."""
+async def read_body(request: Request, limit: int, timeout: float | None = None) -> bytes:
+    """The request body, refused with 413 as soon as it passes `limit` bytes, and with 408
+    when it has not all arrived within `timeout` seconds (a client trickling it)."""
+    if timeout is not None:
+        try:
+            async with asyncio.timeout(timeout):
+                return await read_body(request, limit)
+        except TimeoutError:
+            raise HTTPException(
+                408,
+                f"the request body did not arrive within {timeout:g} s; send it at once",
+                headers={"Connection": "close"},
+            ) from None
     too_large = HTTPException(
         413,
         f"the request body is larger than this server's limit of {limit:,} bytes; "
@@ -260,6 +278,9 @@ class KgServer:
             refresh=self.config.refresh,
             max_memory_mb=self.config.max_memory_mb,
             guard_network=self.config.guard_network,
+            allow_hosts=tuple(sorted(self.config.allow_service)),
+            client_workers=self.config.client_workers,
+            client_queue=self.config.client_queue,
         )
         try:
             self.load_queries()
@@ -301,9 +322,11 @@ class KgServer:
                 "unless started with --allow-service HOST (or '*')"
             )
 
+        from kg.search.sparql import SERVICE_IRI
+
         allowed = self.config.allow_service
         for target in shape.services:
-            if not host_allowed(target, allowed):
+            if target.iri != SERVICE_IRI and not host_allowed(target, allowed):
                 refuse(target, "a federated SERVICE call")
         for target in shape.loads:
             if not host_allowed(target, allowed):
@@ -344,12 +367,18 @@ class KgServer:
         self._store_search.refresh(every=self.config.refresh)
         return self._store_search
 
-    async def _expand_search(self, sparql: str, bindings: Mapping[str, Term] | None) -> str:
-        """The one place the server turns kg search blocks into VALUES (kg.search.sparql),
-        off the event loop. Queries without one never open the index."""
+    async def _uses_search(self, sparql: str) -> bool:
+        """Whether the query holds a kg search block; if so, the index is made current here
+        (a stale one is rebuilt from a snapshot) and a worker expands the blocks, under the
+        query's time and memory limits (issue 31). Queries without one never open it."""
+        from kg.search.sparql import uses_search
+
         if "SERVICE" not in sparql.upper() and "\\" not in sparql:
-            return sparql
-        return await asyncio.to_thread(lambda: self._search().expand(sparql, bindings))
+            return False
+        if not await asyncio.to_thread(uses_search, sparql):
+            return False
+        await asyncio.to_thread(self._search)
+        return True
 
     async def search(self, request: Request) -> Response:
         from kg.search import details_query, with_details
@@ -401,7 +430,7 @@ class KgServer:
         named_graphs: list[str] | None = None,
         bindings: Mapping[str, Term] | None = None,
     ) -> Response:
-        sparql = await self._expand_search(sparql, bindings)
+        expand = await self._uses_search(sparql)
         shape = scan(sparql)
         if shape.is_update:
             raise self._read_only()
@@ -428,6 +457,8 @@ class KgServer:
                 default_graphs=default_graphs,
                 named_graphs=named_graphs,
                 prefixes=PREFIXES,
+                expand_search=expand,
+                search_bindings=bindings if expand else None,
             )
         )
         return _negotiated(answer.body, answer.media_type)
@@ -440,7 +471,9 @@ class KgServer:
                 return self.service_description(request, params)
         else:
             media_type = _media_type(request)
-            body = await read_body(request, self.config.max_body_bytes)
+            body = await read_body(
+                request, self.config.max_body_bytes, self.config.body_timeout
+            )
             url_pairs = list(request.query_params.multi_items())
             if media_type == "application/x-www-form-urlencoded":
                 params = Params(url_pairs + _form(body))
@@ -530,7 +563,7 @@ class KgServer:
             raise self._read_only()
         self._authorise(request)
         media_type = _media_type(request)
-        body = await read_body(request, self.config.max_body_bytes)
+        body = await read_body(request, self.config.max_body_bytes, self.config.body_timeout)
         if media_type == "application/sparql-update":
             params = Params(
                 [*request.query_params.multi_items(), ("update", _decode(body, "update"))]
@@ -637,7 +670,10 @@ class KgServer:
         it in each format the endpoint serves (the same URL with ?format=)."""
         text = with_values(named.sparql, bindings)
         form = shape_form(named.sparql)
-        answer = await self.running.result(await self._expand_search(text, bindings))
+        expand = await self._uses_search(text)
+        answer = await self.running.result(
+            text, search_bindings=dict(bindings) if expand else None
+        )
         context = query_page.context(
             named, values, form, answer, self.config.base_iri, f"/queries/{named.name}"
         )
@@ -749,12 +785,14 @@ class KgServer:
         )
 
     async def health(self, request: Request) -> Response:
-        pid = await self.running.ping()
+        """The pool's state, from the server process alone: it needs no worker, so it
+        answers while every worker is busy (issue 31)."""
         stats = self.running.stats
         return JSONResponse(
             {
                 "status": "ok",
-                "worker": pid,
+                "worker": stats.worker_pids[0] if stats.worker_pids else None,
+                "idle": self.running.idle,
                 "workers": self.running.size,
                 "workers_running": len(stats.worker_pids),
                 "generation": self.running.generation,
@@ -790,6 +828,21 @@ async def _kg_error(request: Request, exc: Exception) -> Response:
 async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     return _error(exc.status_code, str(exc.detail), exc.headers)
+
+
+class ClientMiddleware:
+    """Names the client (its address) for the pool's fair shares (kg.serve.pool.CLIENT)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        client = scope.get("client")
+        token = CLIENT.set(client[0] if client else None)
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            CLIENT.reset(token)
 
 
 def create_app(source: Source, config: ServerConfig) -> Starlette:
@@ -830,6 +883,7 @@ def create_app(source: Source, config: ServerConfig) -> Starlette:
                 max_age=600,
             )
         )
+    middleware.insert(0, Middleware(ClientMiddleware))
     app = Starlette(
         routes=routes,
         middleware=middleware,

@@ -138,7 +138,10 @@ def soak(
     def client_loop(number: int) -> None:
         rng = random.Random(seed * 100 + number)
         kinds, weights = zip(*KINDS.items(), strict=True)
-        with httpx.Client(timeout=60) as client:
+        # each client from its own loopback address, as separate users are: the server
+        # gives one address at most a share of its workers (issue 31)
+        transport = httpx.HTTPTransport(local_address=f"127.0.0.{10 + number}")
+        with httpx.Client(timeout=60, transport=transport) as client:
             while time.monotonic() < stop_at:
                 kind = rng.choices(kinds, weights)[0]
                 if kind == "runaway" and not runaway_turn():
