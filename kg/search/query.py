@@ -113,6 +113,23 @@ class Results:
         """The rank of the page's first hit (1-based; 0 when it has none)."""
         return (self.page - 1) * self.limit + 1 if self.hits else 0
 
+    def as_json(
+        self, query: str, type_: str | None, hits: list[dict[str, Any]] | None = None
+    ) -> dict[str, Any]:
+        """The page as JSON (`hits`: the hits as described, else `Hit.as_json`)."""
+        return {
+            "query": query,
+            "type": type_,
+            "page": self.page,
+            "limit": self.limit,
+            "total": self.total,
+            "pages": self.pages,
+            "counts": self.counts,
+            "previous": self.page - 1 if self.has_previous else None,
+            "next": self.page + 1 if self.has_next else None,
+            "hits": hits if hits is not None else [h.as_json() for h in self.hits],
+        }
+
 
 def mark(
     snippet: str,
