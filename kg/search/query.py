@@ -292,13 +292,13 @@ class Searcher:
             raise UsageError(f"the search {text[:80]!r} has no words to look for")
 
         # tiers 1 and 2: the identifiers and the whole names the query is
-        tiered: dict[str, tuple[int, float, Any]] = {}
+        tiered: dict[str, tuple[int, float, Any, tuple[int, int]]] = {}
         if ids:
             found = searcher.search(self._of(t.Query.term_set_query(schema, "ids", ids), type_),
                                     min(need, 100), count=False).hits
             for _, address in found:
                 doc = searcher.doc(address)
-                tiered[doc["key"][0]] = (ID_TIER, 0.0, doc)
+                tiered[doc["key"][0]] = (ID_TIER, 0.0, doc, _order(address))
         whole = normalise(text.replace("*", " ").replace('"', " "))
         if whole and query is not None:
             exact = t.Query.boolean_query([
@@ -308,7 +308,7 @@ class Searcher:
             for score, address in searcher.search(self._of(exact, type_), min(need, 100),
                                                   count=False).hits:
                 doc = searcher.doc(address)
-                tiered.setdefault(doc["key"][0], (NAME_TIER, float(score), doc))
+                tiered.setdefault(doc["key"][0], (NAME_TIER, float(score), doc, _order(address)))
 
         # how many in all, per class
         per_class: dict[str, int] = {}
@@ -323,25 +323,27 @@ class Searcher:
             }
 
         # tier 3: the best `need` text hits of each class
-        groups: dict[str, list[tuple[float, Any]]] = {}
+        groups: dict[str, list[tuple[float, Any, tuple[int, int]]]] = {}
         if query is not None:
             if type_ is not None:
                 groups[type_] = self._best(searcher, query, type_, need)
             else:
                 groups = self._by_class(searcher, query, need, per_class)
 
-        ranked: list[tuple[int, float, float, str, Any]] = []
+        # best first; equal scores in the index's order, as tantivy breaks its own ties, so
+        # that every page is a slice of one ranking
+        ranked: list[tuple[int, float, float, tuple[int, int], str, Any]] = []
         tops = {c: g[0][0] for c, g in groups.items() if g and g[0][0] > 0}
-        for key, (tier, score, doc) in tiered.items():
+        for key, (tier, score, doc, order) in tiered.items():
             top = tops.get(doc["type"][0])
             relevance = 1.0 if tier == ID_TIER or not top else min(1.0, score / top)
-            ranked.append((tier, relevance, score, key, doc))
+            ranked.append((tier, relevance, score, order, key, doc))
         for kind, group in groups.items():
-            for score, doc in group:
+            for score, doc, order in group:
                 key = doc["key"][0]
                 if key not in tiered:
-                    ranked.append((0, score / tops[kind] if kind in tops else 0.0, score, key,
-                                   doc))
+                    ranked.append((0, score / tops[kind] if kind in tops else 0.0, score, order,
+                                   key, doc))
         ranked.sort(key=lambda r: (-r[0], -r[1], -r[2], r[3]))
         total = per_class.get(type_, 0) if type_ is not None else sum(per_class.values())
         if not counts:
@@ -350,10 +352,10 @@ class Searcher:
         hits = [
             Hit(key, doc["type"][0], (doc["label"] or [""])[0], tier + relevance,
                 match=("identifier", "name", "text")[2 - tier] if tier else "text")
-            for tier, relevance, _, key, doc in window
+            for tier, relevance, _, _, key, doc in window
         ]
         if snippets:
-            self._snippets(searcher, query, hits, [r[4] for r in window])
+            self._snippets(searcher, query, hits, [r[5] for r in window])
         return Results(hits, total, per_class if counts else {}, page, limit)
 
     def _snippets(self, searcher: Any, query: Any, hits: list[Hit], docs: list[Any]) -> None:
@@ -381,26 +383,26 @@ class Searcher:
 
     def _by_class(
         self, searcher: Any, query: Any, need: int, per_class: dict[str, int]
-    ) -> dict[str, list[tuple[float, Any]]]:
+    ) -> dict[str, list[tuple[float, Any, tuple[int, int]]]]:
         """The best `need` hits of each class that has any, as (score, stored document).
 
         The best hits of all classes come first (one query tantivy can prune); a class with
         more hits than that list shows it, but fewer there than `need`, gets its own query."""
         wide = searcher.search(self._of(query, None), need * _WIDEN, count=False).hits
-        groups: dict[str, list[tuple[float, Any]]] = {}
+        groups: dict[str, list[tuple[float, Any, tuple[int, int]]]] = {}
         for score, address in wide:
             doc = searcher.doc(address)
-            groups.setdefault(doc["type"][0], []).append((float(score), doc))
+            groups.setdefault(doc["type"][0], []).append((float(score), doc, _order(address)))
         if len(wide) == need * _WIDEN:  # not every match was seen
             for kind, n in per_class.items():
                 if len(groups.get(kind, ())) < min(n, need):
                     found = searcher.search(self._of(query, kind), need, count=False).hits
-                    groups[kind] = [(float(s), searcher.doc(a)) for s, a in found]
+                    groups[kind] = [(float(s), searcher.doc(a), _order(a)) for s, a in found]
         return groups
 
     def _best(
         self, searcher: Any, query: Any, type_: str, limit: int
-    ) -> list[tuple[float, Any]]:
+    ) -> list[tuple[float, Any, tuple[int, int]]]:
         """The best `limit` hits of `type_` as (score, stored document).
 
         The best hits of all classes come first: a query of alternatives alone lets tantivy
@@ -414,13 +416,18 @@ class Searcher:
             for score, address in wide:  # best first: a document is read only until enough
                 doc = searcher.doc(address)
                 if doc["type"][0] == type_:
-                    typed.append((float(score), doc))
+                    typed.append((float(score), doc, _order(address)))
                     if len(typed) == limit:
                         return typed
             if len(wide) < limit * _WIDEN:  # every match was seen
                 return typed
         found = searcher.search(self._of(query, type_), limit, count=False).hits
-        return [(float(score), searcher.doc(address)) for score, address in found]
+        return [(float(score), searcher.doc(address), _order(address)) for score, address in found]
+
+
+def _order(address: Any) -> tuple[int, int]:
+    """Where a document is in the index (tantivy's tie-break among equal scores)."""
+    return (int(address.segment_ord), int(address.doc))
 
 
 def _char_marks(fragment: str, ranges: list[Any]) -> tuple[str, list[tuple[int, int]]]:
