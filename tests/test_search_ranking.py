@@ -220,6 +220,23 @@ def test_class_counts_agree_with_the_store(searched: StoreSearch, graph: GraphSt
         assert expected > 0 and found.counts["repository"] == expected == found.total
 
 
+@pytest.mark.parametrize("text", ["attention", "graph neural network", "transf*", "adam"])
+def test_the_class_by_class_answer_is_the_fast_one(
+    searched: StoreSearch, text: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The best hits of all classes split by class (`Searcher._by_class`) must rank as one
+    query per class does (what it falls back to, and what large pages run)."""
+    from kg.search import query as search_query
+
+    fast = searched.find(text, None, limit=20, snippets=False)
+    with monkeypatch.context() as patch:
+        patch.setattr(search_query, "_PREFILTER_MAX", 0)
+        slow = searched.find(text, None, limit=20, snippets=False)
+    assert [(h.iri, round(h.score, 6)) for h in fast.hits] == [
+        (h.iri, round(h.score, 6)) for h in slow.hits]
+    assert fast.counts == slow.counts
+
+
 # --- 4. pages ------------------------------------------------------------------------------
 
 

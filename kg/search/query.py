@@ -388,12 +388,14 @@ class Searcher:
 
         The best hits of all classes come first (one query tantivy can prune); a class with
         more hits than that list shows it, but fewer there than `need`, gets its own query."""
-        wide = searcher.search(self._of(query, None), need * _WIDEN, count=False).hits
+        wide = []
+        if need <= _PREFILTER_MAX:  # else reading 3 x need documents costs more than it saves
+            wide = searcher.search(self._of(query, None), need * _WIDEN, count=False).hits
         groups: dict[str, list[tuple[float, Any, tuple[int, int]]]] = {}
         for score, address in wide:
             doc = searcher.doc(address)
             groups.setdefault(doc["type"][0], []).append((float(score), doc, _order(address)))
-        if len(wide) == need * _WIDEN:  # not every match was seen
+        if need > _PREFILTER_MAX or len(wide) == need * _WIDEN:  # not every match was seen
             for kind, n in per_class.items():
                 if len(groups.get(kind, ())) < min(n, need):
                     found = searcher.search(self._of(query, kind), need, count=False).hits
