@@ -6,7 +6,8 @@
 * `/update`: SPARQL 1.1 Update, only with `allow_update` and the bearer token.
 * `/queries`, `/queries/NAME?param=…`: the named queries of `queries/*.rq`, bound safely.
 * `/paper/<slug>`, `/method/…`, `/graph/record/…`: Linked Data for kg's instance IRIs.
-* `/search?q=…&type=…&limit=…`: full-text search (JSON; a page for browsers), read from
+* `/search?q=…&type=…&page=…&limit=…`: full-text search, a page of hits with the total and
+  the counts per class (JSON; a page for browsers), read from
   the index beside the store (kg.search); SPARQL's kg search blocks are expanded to VALUES
   in the worker that runs the query, under its limits (`KgServer._uses_search`).
 * `/`: a YASGUI query page (vendored under kg/serve/static, so it works offline).
@@ -391,31 +392,34 @@ class KgServer:
         raw_limit = params.one("limit") or "10"
         if not raw_limit.isdigit() or not 1 <= int(raw_limit) <= 1000:
             raise ParameterError(f"limit {raw_limit[:20]!r} is not a number from 1 to 1000")
-        hits = await asyncio.to_thread(
-            lambda: self._search().search(text, type_, int(raw_limit))
+        raw_page = params.one("page") or "1"
+        if not raw_page.isdigit() or not 1 <= int(raw_page) <= 10_000:
+            raise ParameterError(f"page {raw_page[:20]!r} is not a number from 1 to 10000")
+        limit, page = int(raw_limit), int(raw_page)
+        results = await asyncio.to_thread(
+            lambda: self._search().find(text, type_, page=page, limit=limit)
         )
+        hits = results.hits
         papers = [h.iri for h in hits if h.type == "paper"]
         rows = await self.running.result(details_query(papers)) if papers else None
         described = (
             with_details(hits, rows) if isinstance(rows, SelectResult)
             else [h.as_json() for h in hits]
         )
+        context = search_page.context(text, type_, results, described, self.config.base_iri)
         accept = request.headers.get("accept", "")
         wants_html = params.one(_FORMAT_PARAM) == "html" or (
             params.one(_FORMAT_PARAM) is None and "text/html" in accept
         )
         if wants_html:
-            page = search_page.render(
-                text, type_, described, self.config.base_iri, await self._store_sources()
-            )
             return Response(
-                page,
+                search_page.render(context, await self._store_sources()),
                 media_type="text/html; charset=utf-8",
                 headers={"Vary": "Accept", "Content-Security-Policy": _PAGE_CSP,
                          "X-Content-Type-Options": "nosniff"},
             )
         return JSONResponse(
-            {"query": text, "type": type_, "limit": int(raw_limit), "hits": described},
+            {**results.as_json(text, type_, described), "links": context["links"]},
             headers={"Vary": "Accept"},
         )
 
