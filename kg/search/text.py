@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 #: Tokens after which a block of text ends (a space keeps its words apart).
 _BLOCK_END = re.compile(r"_(close)$")
 _SPACES = re.compile(r"\s+")
+#: Raw HTML elements whose content no reader sees as text.
+_HIDDEN = re.compile(r"<(script|style)\b[^>]*>.*?(?:</\1\s*>|$)", re.IGNORECASE | re.DOTALL)
 
 
 @lru_cache(maxsize=1)
@@ -36,11 +38,11 @@ def plain_text(markdown: str) -> str:
 
     >>> plain_text("**Attention Dropout** uses [dropout](https://x.org/d) on `a`.\\n\\n- x")
     'Attention Dropout uses dropout on a. x'
-    >>> plain_text("<b>bold</b> ![a figure](f.png) | x |")
+    >>> plain_text("<b>bold</b> ![a figure](f.png) | x | <script>y</script>")
     'bold a figure | x |'
     """
     out: list[str] = []
-    for token in _parser().parse(markdown):
+    for token in _parser().parse(_HIDDEN.sub(" ", markdown)):
         if token.type == "inline":
             for child in token.children or ():
                 if child.type in ("text", "code_inline"):

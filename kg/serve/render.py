@@ -13,7 +13,6 @@ filter gives a description as plain text (the Markdown's text, no markup) cut at
 
 from __future__ import annotations
 
-import html
 import re
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
@@ -81,10 +80,9 @@ def plain(text: str | None) -> str:
     >>> plain("**Attention Dropout** uses [dropout](https://x.org/d) on `a`")
     'Attention Dropout uses dropout on a'
     """
-    if not text:
-        return ""
-    rendered = _sanitise(_markdown().render(str(text)), frozenset())
-    return _SPACE.sub(" ", html.unescape(rendered)).strip()
+    from kg.search.text import plain_text  # the one Markdown-to-text reading (search's too)
+
+    return plain_text(str(text)) if text else ""
 
 
 def snippet(text: str | None, length: int = 240) -> str:
