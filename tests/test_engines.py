@@ -36,7 +36,7 @@ from kg.rdf.results import GraphResult, QueryResult, SelectResult, Term
 from kg.rdf.sparql_scan import located_tokens, scan
 from kg.rdf.store import GraphStore, parse_to_ntriples
 from kg.search.sparql import uses_search
-from tests.conftest import run
+from tests.conftest import ROOT, build_once, run
 from tests.engines_support import (
     Engine,
     Jena,
@@ -446,8 +446,25 @@ def kg_push(store: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.fixture(scope="module")
+def push_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A smaller store to push (the seed records and the methods dump: about 1,930 graphs),
+    built once per run: enough graphs to interrupt a push, a sixth of the README store's."""
+    return build_once(
+        tmp_path_factory, "push-store", "ingest", "-q",
+        str(ROOT / "examples" / "records"), str(ROOT / "examples" / "pwc" / "methods.json.gz"),
+    )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def push_local(push_store: Path) -> Iterator[GraphStore]:
+    store = GraphStore.open(push_store, read_only=True)
+    yield store
+    store.close()
+
+
 def test_push_to_the_oxigraph_server_resumes_after_a_kill(
-    example_store: tuple[Path, Path], local: GraphStore, tmp_path: Path
+    push_store: Path, push_local: GraphStore, tmp_path: Path
 ) -> None:
     """`kg push` into a writable `oxigraph serve`, killed halfway and run again: the second
     run skips what the first sent, and the server ends with every graph, triple for triple."""
@@ -456,7 +473,7 @@ def test_push_to_the_oxigraph_server_resumes_after_a_kill(
     try:
         args = ["--endpoint", server.graph_store, "--state", str(state), "--chunk-kb", "16"]
         first = subprocess.Popen(
-            [sys.executable, "-m", "kg", "--store", str(example_store[0]), "push", *args],
+            [sys.executable, "-m", "kg", "--store", str(push_store), "push", *args],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -469,21 +486,21 @@ def test_push_to_the_oxigraph_server_resumes_after_a_kill(
         first.wait()
         done_before = state.read_text().count("\n") - 1
         assert 300 <= done_before < 2000, "the kill came too late to interrupt the push"
-        second = kg_push(example_store[0], *args)
+        second = kg_push(push_store, *args)
         assert second.returncode == 0, second.stderr
         skipped = re.search(r"([\d,]+) unchanged since the last push", second.stderr)
         assert skipped and int(skipped.group(1).replace(",", "")) >= done_before - 1
-        expected = local_counts(local)
+        expected = local_counts(push_local)
         assert graph_counts(server.url) == expected
-        assert sum(expected.values()) == local.count()
-        third = kg_push(example_store[0], *args)
+        assert sum(expected.values()) == push_local.count()
+        third = kg_push(push_store, *args)
         assert "pushed 0 triples in 0 graph(s)" in third.stderr, third.stderr
     finally:
         server.stop()
 
 
 def test_push_to_virtuoso_with_digest_auth(
-    example_store: tuple[Path, Path], local: GraphStore, tmp_path: Path
+    push_store: Path, push_local: GraphStore, tmp_path: Path
 ) -> None:
     """`kg push` into a fresh Virtuoso through its authenticated Graph Store endpoint."""
     reason = virtuoso_missing()
@@ -492,12 +509,12 @@ def test_push_to_virtuoso_with_digest_auth(
     server = Virtuoso(tmp_path / "virtuoso")
     try:
         base = ["--endpoint", server.graph_store, "--state", str(tmp_path / "v.state")]
-        refused = kg_push(example_store[0], *base, "--user", "dba", "--password", "wrong")
+        refused = kg_push(push_store, *base, "--user", "dba", "--password", "wrong")
         assert refused.returncode == 1
         assert "HTTP 401" in refused.stderr and "--user/--password" in refused.stderr
-        pushed = kg_push(example_store[0], *base, "--user", "dba", "--password", "dba")
+        pushed = kg_push(push_store, *base, "--user", "dba", "--password", "dba")
         assert pushed.returncode == 0, pushed.stderr
-        expected = local_counts(local)
+        expected = local_counts(push_local)
         counts = graph_counts(server.url)
         assert {g: n for g, n in counts.items() if g in expected} == expected
         assert set(expected) <= set(counts)

@@ -55,11 +55,9 @@ def index_docs(store_path: Path) -> set[tuple[str, str, str]]:
 
 
 @pytest.fixture(scope="module")
-def examples_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("search-examples") / "store"
-    done = kg("--store", str(path), "ingest", "--quiet", str(EXAMPLES))
-    assert done.returncode == 0, done.stderr
-    return path
+def examples_store(readme_store: Path) -> Path:
+    """`kg ingest examples/`: the README store, built once per run (read only here)."""
+    return readme_store
 
 
 @pytest.fixture(scope="module")
