@@ -39,7 +39,7 @@ def render(result: QueryResult, fmt: str, *, base_iri: str = "") -> str | Table:
             f"one of: {', '.join(TABULAR_FORMATS)}"
         )
     if fmt != "table":
-        from kg.rdf.store import serialize_results
+        from kg.rdf.engine import serialize_results
 
         return serialize_results(result, fmt).decode("utf-8")
     if isinstance(result, AskResult):

@@ -38,7 +38,8 @@ import numpy as np
 from kg.graph.incidence import Incidence, load_incidence
 from kg.graph.relations import ALL, relation_names
 from kg.graph.similarity import SimilarityIndex, metric_named
-from kg.rdf.store import GraphStore, store_signature
+from kg.rdf.snapshots import store_signature
+from kg.rdf.store import GraphStore
 
 CACHE_DIR = ".kg-cache"
 #: Bumped whenever the files' layout changes, so an older cache is never misread.

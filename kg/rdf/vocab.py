@@ -24,6 +24,10 @@ OWL_NS: Final = "http://www.w3.org/2002/07/owl#"
 SKOS_NS: Final = "http://www.w3.org/2004/02/skos/core#"
 VOID_NS: Final = "http://rdfs.org/ns/void#"
 
+#: The graph of the store's intent journal (kg.rdf.journal). It lives outside the base so
+#: that no instance IRI can collide with it; it is bookkeeping, never data.
+JOURNAL_GRAPH: Final = "urn:x-kg:journal"
+
 #: Prefixes used in Turtle output, docs and query headers.
 PREFIXES: Final[dict[str, str]] = {
     "kg": KG_NS,

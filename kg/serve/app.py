@@ -52,10 +52,10 @@ from kg.errors import (
 )
 from kg.export.rdfio import graph_text
 from kg.query.named import NamedQuery, bind, load_queries, prepare_local, with_values
+from kg.rdf.engine import convert, parse_to_ntriples
 from kg.rdf.formats import W3C_FORMATS, rdf_format
 from kg.rdf.results import AskResult, GraphResult, SelectResult, Term
 from kg.rdf.sparql_scan import Shape, Target, host_allowed, scan
-from kg.rdf.store import convert, parse_to_ntriples
 from kg.rdf.terms import is_absolute_iri
 from kg.rdf.vocab import PREFIXES
 from kg.resources import static_dir

@@ -53,7 +53,8 @@ from kg.errors import (
 )
 from kg.rdf.limits import MEMORY_SIGNALS, default_memory_mb, memory_message, set_memory_limit
 from kg.rdf.results import QueryResult, Term
-from kg.rdf.store import GraphStore, store_signature
+from kg.rdf.snapshots import store_signature
+from kg.rdf.store import GraphStore
 
 _WORKERS = Param("workers", "setting")  # what a client asks the operator to raise
 _WORKER_CODE = "from kg.serve.pool import worker_entry; worker_entry()"
