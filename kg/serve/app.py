@@ -741,7 +741,7 @@ def create_app(source: Source, config: ServerConfig) -> Starlette:
         Route("/queries/{name}", server.named_query, methods=["GET"]),
         Route("/queries/{name}/sparql", server.named_query_text, methods=["GET"]),
         Route("/health", server.health, methods=["GET"]),
-        *similar.routes(server),
+        *similar.routes(lambda: server.running, config.base_iri),
         Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static"),
         *(
             Route(f"/{kind}/{{rest:path}}", server.entity, methods=["GET"])
