@@ -17,7 +17,7 @@
 4. Print the medians, native/kg ratios (the goal: >= 0.8 for N-Triples, N-Quads and
    Turtle) and peak RSS, and write them to bench/out/export.json.
 5. With --unmarked, the dataset formats (N-Quads, TriG) also run as kg did before a store
-   carried kg.rdf.store.MERGE_ONLY_MARK: the mark is moved aside for that child, so the
+   carried kg.rdf.merge.MERGE_ONLY_MARK: the mark is moved aside for that child, so the
    export scans the whole default graph for statements of its own (a query per triple).
 """
 

@@ -9,7 +9,7 @@ what it built into `<store>/.kg-cache/`, and later calls, in any process, load i
   mass bands), written the first time that combination is asked for.
 
 The cache is keyed to the store's content: the names, sizes and modification times of its
-files (`kg.rdf.store.store_signature`), which any write changes (a read does not). A record
+files (`kg.rdf.snapshots.store_signature`), which any write changes (a read does not). A record
 ingested since makes the key differ, and the cache is rebuilt lazily, on the next question,
 from the store; ingest knows nothing of it (imports point downward). A subset of relations
 (`--by methods`) is cut out of the full matrix, giving exactly the matrix
