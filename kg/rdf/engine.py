@@ -401,8 +401,9 @@ class Engine:
         return {ox.Variable(k): _ox_term(v) for k, v in (substitutions or {}).items()}
 
     def _run(self, sparql: str, subs: Bindings, dataset: QueryDataset) -> Any:
+        options = dataset.options()
         try:
-            return self._store.query(sparql, substitutions=subs or None, **dataset.options())
+            return self._store.query(sparql, substitutions=subs or None, **options)
         except SyntaxError as exc:
             raise QuerySyntaxError(str(exc)) from None
         except ValueError as exc:
