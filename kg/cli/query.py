@@ -129,7 +129,15 @@ def query_command(
     if describe:
         _describe(named)
         return
-    bindings = bind(named, parse_assignments(param or []), state.base_iri)
+    values = parse_assignments(param or [])
+    bindings = bind(named, values, state.base_iri)  # checks every value's form first
+    if any(p.cls for p in named.params if p.name in values):  # names, slugs, ids -> IRIs
+        from kg.query.remote import Endpoint
+        from kg.query.resolve import resolve_values
+
+        source = Endpoint(endpoint, timeout=timeout) if endpoint else state.store()
+        values = resolve_values(source, named, values, state.base_iri)
+        bindings = bind(named, values, state.base_iri)
     if show_sparql:
         emit(with_values(named.sparql, bindings))
         return

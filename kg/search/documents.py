@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from kg.rdf.results import SelectResult
 from kg.rdf.store import GraphStore
 from kg.rdf.terms import safe_iri
-from kg.rdf.vocab import KG, STD
+from kg.rdf.vocab import KG, PAPER_TO, STD
 from kg.search.index import Document
 from kg.search.query import Hit
 
@@ -189,7 +189,7 @@ def details_query(papers: list[str]) -> str:
         f'(GROUP_CONCAT(DISTINCT ?l; separator="{_SEP}") AS ?tasks) WHERE {{ {values} '
         f"OPTIONAL {{ ?p {STD.issued} ?d }} "
         f"OPTIONAL {{ ?p {KG.hasRepository}|{KG.codeLink} ?r }} "
-        f"OPTIONAL {{ ?p {KG.hasTask}/{STD.label} ?l }} }} GROUP BY ?p"
+        f"OPTIONAL {{ ?p ({PAPER_TO.task})/{STD.label} ?l }} }} GROUP BY ?p"
     )
 
 

@@ -38,6 +38,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from kg.errors import (
+    AmbiguousNameError,
     ForbiddenError,
     KgError,
     MemoryLimitError,
@@ -48,6 +49,7 @@ from kg.errors import (
     QueryTimeoutError,
     QueryTooComplexError,
     ResultTooLargeError,
+    UnknownNameError,
     UsageError,
 )
 from kg.export.rdfio import graph_text
@@ -59,8 +61,18 @@ from kg.rdf.sparql_scan import Shape, Target, host_allowed, scan
 from kg.rdf.terms import is_absolute_iri
 from kg.rdf.vocab import PREFIXES
 from kg.resources import static_dir
-from kg.serve import conneg, linked_data, search_page, similar, story
+from kg.serve import (
+    conneg,
+    leaderboards,
+    linked_data,
+    pages,
+    query_page,
+    search_page,
+    similar,
+    story,
+)
 from kg.serve.pool import QueryJob, QueryPool, Source
+from kg.serve.render import render
 
 if TYPE_CHECKING:
     from kg.search import StoreSearch
@@ -365,7 +377,9 @@ class KgServer:
             params.one(_FORMAT_PARAM) is None and "text/html" in accept
         )
         if wants_html:
-            page = search_page.render(text, type_, described, self.config.base_iri)
+            page = search_page.render(
+                text, type_, described, self.config.base_iri, await self._store_sources()
+            )
             return Response(
                 page,
                 media_type="text/html; charset=utf-8",
@@ -565,17 +579,40 @@ class KgServer:
             values[key] = given[0]
         return named, params, values
 
+    async def _resolved(self, named: NamedQuery, values: dict[str, str]) -> dict[str, str]:
+        """The values with every name, slug or id of a thing turned into its IRI, looked up
+        in a worker by the resolver every face uses (kg.query.resolve)."""
+        kinds = {k: p.cls for k in values if (p := named.param(k)) is not None and p.cls}
+        if not kinds:
+            return values
+        bind(named, values, self.config.base_iri)  # every value's form is checked first
+        from kg.query.resolve import raise_reply
+
+        reply = await self.running.graph(
+            "resolve",
+            kinds=kinds,
+            values={k: values[k] for k in kinds},
+            base_iri=self.config.base_iri,
+        )
+        return {**values, **raise_reply(reply)}
+
     async def named_query_text(self, request: Request) -> Response:
         """The named query with its parameters bound as a VALUES block (the page's forms
         show and run it; the values are checked by the same `bind` as /queries/NAME)."""
         named, _, values = self._named_values(request)
+        values = await self._resolved(named, values)
         bindings = bind(named, values, self.config.base_iri)
         text = with_values(named.sparql, bindings).strip() + "\n"
         return PlainTextResponse(text, media_type="application/sparql-query")
 
     async def named_query(self, request: Request) -> Response:
         named, params, values = self._named_values(request)
+        values = await self._resolved(named, values)
         bindings = bind(named, values, self.config.base_iri)
+        if named.param(_FORMAT_PARAM) is None and conneg.choose(
+            params.all(_FORMAT_PARAM), request.headers.get("accept"), conneg.NAMED_QUERY_OFFERS
+        ) == conneg.HTML:
+            return await self._named_query_page(named, values, bindings)
         prepared = prepare_local(named.sparql, bindings)
         if named.param(_FORMAT_PARAM) is not None:
             params.values.pop(_FORMAT_PARAM, None)
@@ -585,6 +622,35 @@ class KgServer:
             prepared.sparql,
             substitutions=prepared.substitutions or None,
             bindings=bindings,
+        )
+
+    async def _store_sources(self) -> list[dict[str, Any]]:
+        """The footer's sources for a page drawn from the whole store."""
+        rows = await self.running.result(story.store_sources_query())
+        base = self.config.base_iri
+        view = linked_data.Labeller(linked_data.Description(base), base)
+        return story.sources(view, story.rows_of(rows))
+
+    async def _named_query_page(
+        self, named: NamedQuery, values: Mapping[str, str], bindings: Mapping[str, Term]
+    ) -> Response:
+        """A named query opened in a browser: its answer as a table, with a link to download
+        it in each format the endpoint serves (the same URL with ?format=)."""
+        text = with_values(named.sparql, bindings)
+        form = shape_form(named.sparql)
+        answer = await self.running.result(await self._expand_search(text, bindings))
+        context = query_page.context(
+            named, values, form, answer, self.config.base_iri, f"/queries/{named.name}"
+        )
+        context["sources"] = await self._store_sources()
+        return Response(
+            render("query.html", context),
+            media_type="text/html; charset=utf-8",
+            headers={
+                "Vary": "Accept",
+                "Content-Security-Policy": _PAGE_CSP,
+                "X-Content-Type-Options": "nosniff",
+            },
         )
 
     # -- Linked Data ---------------------------------------------------------------------------
@@ -623,16 +689,13 @@ class KgServer:
             if desc.empty:
                 raise NotFoundError(f"the graph holds nothing about {iri}")
             if html:
-                view = linked_data._Page(desc, self.config.base_iri)
-                parts = (
-                    []
-                    if is_graph
-                    else await story.sections(
-                        pool, view, story.page_number(params.one("page")), early
-                    )
-                )
-                page = linked_data.render_html(
-                    desc, self.config.base_iri, is_graph=is_graph, sections=parts, page=view
+                page = await pages.entity_page(
+                    pool,
+                    desc,
+                    self.config.base_iri,
+                    is_graph=is_graph,
+                    number=story.page_number(params.one("page")),
+                    early=None if is_graph else early,
                 )
                 return Response(
                     page,
@@ -714,6 +777,13 @@ def as_query_parameter(parameter: Param) -> str:
 async def _kg_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, KgError)
     message = _one_line(exc.worded(as_query_parameter))
+    if isinstance(exc, UnknownNameError | AmbiguousNameError):  # a name that names no one thing
+        body = {
+            "error": message,
+            "parameter": exc.parameter.name if exc.parameter else None,
+            "candidates": list(exc.candidates),
+        }
+        return JSONResponse(body, status_code=status_for(exc))
     if isinstance(exc, QuerySyntaxError) and not isinstance(exc, QueryTooComplexError):
         message = f"the SPARQL does not parse: {message}"
     return _error(status_for(exc), message)
@@ -742,6 +812,9 @@ def create_app(source: Source, config: ServerConfig) -> Starlette:
         Route("/queries/{name}/sparql", server.named_query_text, methods=["GET"]),
         Route("/health", server.health, methods=["GET"]),
         *similar.routes(lambda: server.running, config.base_iri),
+        # Leaderboards (kg/serve/leaderboards.py): the page, chart.svg and history.json of
+        # /leaderboard/{task}/{dataset}; before the entity routes, which answer its RDF forms.
+        *leaderboards.routes(lambda: server.running, config.base_iri, server.entity),
         Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static"),
         *(
             Route(f"/{kind}/{{rest:path}}", server.entity, methods=["GET"])

@@ -232,6 +232,10 @@ def _graph_call(store: GraphStore, name: str, kwargs: dict[str, Any]) -> Any:
         return store.reading(run)
     if name == "shared":
         return store.reading(lambda: similarity.shared(store, **kwargs).as_dict())
+    if name == "resolve":  # a named query's names, slugs and ids -> IRIs (kg.query.resolve)
+        from kg.query.resolve import resolved_reply
+
+        return store.reading(lambda: resolved_reply(store, **kwargs))
     raise KgError(f"unknown graph operation {name!r}")
 
 
