@@ -17,7 +17,7 @@
 4. Print the medians, native/kg ratios (the goal: >= 0.8 for N-Triples, N-Quads and
    Turtle) and peak RSS, and write them to bench/out/export.json.
 5. With --unmarked, the dataset formats (N-Quads, TriG) also run as kg did before a store
-   carried kg.rdf.store.MERGE_ONLY_MARK: the mark is moved aside for that child, so the
+   carried kg.rdf.merge.MERGE_ONLY_MARK: the mark is moved aside for that child, so the
    export scans the whole default graph for statements of its own (a query per triple).
 """
 
@@ -95,7 +95,7 @@ def run_jsonld_sample(ntriples: Path, n: int) -> dict[str, Any]:
     import itertools
 
     from kg.export.jsonld import JsonLdWriter, compact_ntriples
-    from kg.rdf.store import parse_triples
+    from kg.rdf.engine import parse_triples
 
     with open(ntriples, "rb") as f:
         data = b"".join(itertools.islice(f, n))
@@ -175,7 +175,7 @@ def main() -> None:
             print(f"building a store of {args.records:,} generated records ...", flush=True)
             setup = build_store(args.records, store, work)
             print(f"  {setup['quads']:,} quads in {setup['seconds']:.0f} s", flush=True)
-        from kg.rdf.store import MERGE_ONLY_MARK
+        from kg.rdf.merge import MERGE_ONLY_MARK
 
         mark = store / MERGE_ONLY_MARK
         setup["marked"] = mark.exists()

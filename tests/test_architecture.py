@@ -6,8 +6,10 @@ The layers, top to bottom (docs/architecture.md):
 
 A module may import its own subpackage and any lower layer, never a higher one or a sibling
 on the same rank; `testing` (the generators) stands beside them and imports only `rdf` and
-the foundation. Every import counts, including those inside functions, so a lazy import
-cannot hide an upward arrow.
+the foundation. Every import counts, including those inside functions and under
+`if TYPE_CHECKING:`, so neither a lazy nor a type-only import can hide an upward arrow or a
+circle; `from kg.serve import similar` is an arrow to the module kg.serve.similar. Only
+kg.rdf.engine imports pyoxigraph.
 """
 
 from __future__ import annotations
@@ -55,22 +57,82 @@ def _module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def _imports(path: Path) -> list[tuple[int, str]]:
+def _modules() -> list[Path]:
+    return sorted(p for p in KG.rglob("*.py") if "static" not in p.parts)
+
+
+#: Every kg module by its dotted name (a package by its own name, from its __init__.py).
+MODULES = {_module_name(p) for p in _modules()}
+
+
+def _imports_in(source: str, module: str, *, package: bool) -> list[tuple[int, str]]:
+    """The kg modules that `source` (the text of `module`) imports, with their lines.
+
+    Every import counts: at module level, under `if TYPE_CHECKING:`, inside functions.
+    `from kg.serve import similar` names the module kg.serve.similar (a submodule wins over
+    a name its package defines); `from kg.rdf.store import GraphStore` names kg.rdf.store.
+    Relative imports are resolved against `module`'s package.
+    """
     found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    here = module if package else module.rpartition(".")[0]
+    for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
             found += [(node.lineno, a.name) for a in node.names if a.name.split(".")[0] == "kg"]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0:
-            module = node.module or ""
-            if module == "kg":
-                found += [(node.lineno, f"kg.{a.name}") for a in node.names]
-            elif module.startswith("kg."):
-                found.append((node.lineno, module))
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = here.split(".")
+                parent = ".".join(parts[: len(parts) - node.level + 1])
+                base = f"{parent}.{base}" if base else parent
+            if base != "kg" and not base.startswith("kg."):
+                continue
+            for alias in node.names:
+                sub = f"{base}.{alias.name}"
+                found.append((node.lineno, sub if sub in MODULES else base))
     return found
 
 
-def _modules() -> list[Path]:
-    return sorted(p for p in KG.rglob("*.py") if "static" not in p.parts)
+def _imports(path: Path) -> list[tuple[int, str]]:
+    return _imports_in(
+        path.read_text(encoding="utf-8"), _module_name(path), package=path.name == "__init__.py"
+    )
+
+
+def test_the_import_finder_sees_every_import() -> None:
+    source = (
+        "from typing import TYPE_CHECKING\n"
+        "import kg.rdf.vocab\n"
+        "from kg.rdf.store import GraphStore\n"
+        "from kg.serve import similar, pool as workers\n"
+        "from kg import errors, __version__\n"
+        "from . import conneg\n"
+        "from .story import routes\n"
+        "if TYPE_CHECKING:\n"
+        "    from kg.serve.app import KgServer\n"
+        "def later():\n"
+        "    from kg.graph import cache\n"
+        "    class Inner:\n"
+        "        def deeper(self):\n"
+        "            import kg.search.index\n"
+    )
+    found = sorted(
+        target for _, target in _imports_in(source, "kg.serve.linked_data", package=False)
+    )
+    assert found == sorted(
+        [
+            "kg.rdf.vocab",
+            "kg.rdf.store",
+            "kg.serve.similar",
+            "kg.serve.pool",
+            "kg.errors",
+            "kg",
+            "kg.serve.conneg",
+            "kg.serve.story",
+            "kg.serve.app",
+            "kg.graph.cache",
+            "kg.search.index",
+        ]
+    )
 
 
 def test_every_module_lives_in_a_subpackage() -> None:
@@ -101,15 +163,19 @@ def test_imports_point_downward_only() -> None:
 
 
 def test_no_import_circles_between_modules() -> None:
+    """No circle of imports anywhere in kg/, counting every import (module level, under
+    TYPE_CHECKING, inside functions): a lazy or type-only import is still an arrow."""
     names = {_module_name(p): p for p in _modules()}
     graph: dict[str, set[str]] = {}
+    where: dict[tuple[str, str], int] = {}
     for name, path in names.items():
         targets = set()
-        for _, target in _imports(path):
+        for line, target in _imports(path):
             while target and target not in names:
                 target = target.rpartition(".")[0]
-            if target and target != name and target != "kg":
+            if target and target != name:
                 targets.add(target)
+                where.setdefault((name, target), line)
         graph[name] = targets
     # Tarjan's strongly connected components: any with two or more modules is a circle.
     index: dict[str, int] = {}
@@ -144,10 +210,16 @@ def test_no_import_circles_between_modules() -> None:
     for v in sorted(graph):
         if v not in index:
             visit(v)
-    assert not circles, f"import circles: {circles}"
+    arrows = [
+        f"{names[a].relative_to(ROOT)}:{line} imports {b}"
+        for circle in circles
+        for (a, b), line in sorted(where.items())
+        if a in circle and b in circle
+    ]
+    assert not circles, f"import circles: {circles}\n" + "\n".join(arrows)
 
 
-def test_only_the_store_imports_pyoxigraph() -> None:
+def test_only_the_engine_imports_pyoxigraph() -> None:
     users = []
     for path in _modules():
         tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -161,7 +233,7 @@ def test_only_the_store_imports_pyoxigraph() -> None:
             )
             if any(n.split(".")[0] == "pyoxigraph" for n in names):
                 users.append(str(path.relative_to(ROOT)))
-    assert sorted(set(users)) == ["kg/rdf/store.py"]
+    assert sorted(set(users)) == ["kg/rdf/engine.py"]
 
 
 def test_the_wheel_lists_every_subpackage() -> None:

@@ -28,9 +28,10 @@ from typer.testing import CliRunner
 
 from kg.cli.output import plain_table, table_prefixes
 from kg.errors import KgError, QuerySyntaxError
+from kg.rdf.engine import serialize_results
 from kg.rdf.query_text import with_declarations
 from kg.rdf.results import Row, SelectResult, SelectStream
-from kg.rdf.store import GraphStore, serialize_results
+from kg.rdf.store import GraphStore
 from kg.rdf.stream import write_results
 from kg.rdf.vocab import KG_NS, QUERY_PREFIXES
 from kg.search import StoreSearch

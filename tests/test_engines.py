@@ -32,9 +32,10 @@ from typer.testing import CliRunner
 
 from kg.query.named import NamedQuery, bind, load_queries, parse_assignments, run_local
 from kg.query.remote import Endpoint, parse_sparql_json
+from kg.rdf.engine import parse_to_ntriples
 from kg.rdf.results import GraphResult, QueryResult, SelectResult, Term
 from kg.rdf.sparql_scan import located_tokens, scan
-from kg.rdf.store import GraphStore, parse_to_ntriples
+from kg.rdf.store import GraphStore
 from kg.search.sparql import uses_search
 from tests.conftest import ROOT, build_once, run
 from tests.engines_support import (

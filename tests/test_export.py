@@ -29,7 +29,8 @@ from kg.ingest.identity import Iris
 from kg.ingest.ingestor import ingest
 from kg.rdf.formats import WRITABLE_RDF as FORMATS
 from kg.rdf.results import AskResult, GraphResult
-from kg.rdf.store import JOURNAL_GRAPH, GraphStore
+from kg.rdf.store import GraphStore
+from kg.rdf.vocab import JOURNAL_GRAPH
 from kg.testing.records import records as synth_records
 from tests.conftest import BASE, KG, RAW_DIR
 

@@ -14,8 +14,9 @@ import pytest
 from typer.testing import CliRunner
 
 from kg.export.exporter import export
+from kg.rdf.engine import parse_to_ntriples
 from kg.rdf.formats import WRITABLE_RDF as FORMATS
-from kg.rdf.store import GraphStore, parse_to_ntriples
+from kg.rdf.store import GraphStore
 from tests.conftest import BASE, KG, ROOT, run
 
 PAPER = "self-attention-attribution-interpreting"

@@ -11,9 +11,10 @@ import pytest
 
 from kg.errors import UsageError
 from kg.rdf import formats
+from kg.rdf.engine import rdf_format as oxigraph_format
+from kg.rdf.engine import serialize_results
 from kg.rdf.results import SelectResult, Term
-from kg.rdf.store import GraphStore, serialize_results
-from kg.rdf.store import rdf_format as oxigraph_format
+from kg.rdf.store import GraphStore
 from kg.serve import conneg
 
 

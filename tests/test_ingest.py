@@ -14,7 +14,8 @@ from kg.cli.app import as_flag
 from kg.errors import KgError, Param
 from kg.ingest.identity import Iris
 from kg.ingest.ingestor import ingest
-from kg.rdf.store import JOURNAL_GRAPH, GraphStore
+from kg.rdf.store import GraphStore
+from kg.rdf.vocab import JOURNAL_GRAPH
 from kg.testing.records import records
 from tests.conftest import BASE, select
 

@@ -23,9 +23,10 @@ from hypothesis import strategies as st
 from kg.errors import StoreError
 from kg.export.exporter import export
 from kg.ingest.ingestor import ingest
+from kg.rdf.merge import MERGE_ONLY_MARK
 from kg.rdf.results import SelectResult
-from kg.rdf.store import JOURNAL_GRAPH, MERGE_ONLY_MARK, GraphStore
-from kg.rdf.vocab import PREFIXES
+from kg.rdf.store import GraphStore
+from kg.rdf.vocab import JOURNAL_GRAPH, PREFIXES
 from kg.testing.dumps import write_archive
 from kg.testing.records import records
 from tests.conftest import run

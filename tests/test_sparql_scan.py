@@ -13,9 +13,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kg.query.named import load_query, sparql_term
+from kg.rdf.engine import select_variables
 from kg.rdf.results import Term
 from kg.rdf.sparql_scan import Target, host_allowed, scan, tokens, unescape_codepoints
-from kg.rdf.store import select_variables
 from kg.search.sparql import SERVICE_IRI, uses_search
 
 QUERY_FILES = sorted(Path("queries").glob("*.rq"))

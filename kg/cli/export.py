@@ -184,7 +184,7 @@ def void_command(
     example resources, dump locations and licence. Its counts match kg stats."""
     from kg.export.exporter import check_destination, export_format
     from kg.export.void import describe, dump_files, dump_urls
-    from kg.rdf.store import iri_error
+    from kg.rdf.engine import iri_error
 
     spec = export_format(fmt)
     if spec.dataset:

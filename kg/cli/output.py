@@ -80,7 +80,7 @@ def write_result(
         if fmt == "table":
             _text("yes" if result.value else "no")
         else:
-            from kg.rdf.store import serialize_results
+            from kg.rdf.engine import serialize_results
 
             _text(serialize_results(result, fmt).decode("utf-8"))
         return None

@@ -43,17 +43,12 @@ from typing import IO, Any, cast
 from kg.errors import NotFoundError, Param, ParameterError, StoreError, UsageError
 from kg.export.jsonld import JsonLdWriter
 from kg.export.turtle import TurtleWriter
+from kg.rdf.engine import BinaryWriter, parse_triples, serialize_lines
 from kg.rdf.formats import Format, rdf_format
 from kg.rdf.results import GraphResult, Term
-from kg.rdf.store import (
-    JOURNAL_GRAPH,
-    BinaryWriter,
-    GraphStore,
-    parse_triples,
-    serialize_lines,
-)
+from kg.rdf.store import GraphStore
 from kg.rdf.terms import is_absolute_iri
-from kg.rdf.vocab import PREFIXES
+from kg.rdf.vocab import JOURNAL_GRAPH, PREFIXES
 from kg.resources import exports_dir
 
 #: Bytes of N-Triples sorted in memory before sorted runs spill to temporary files.

@@ -24,7 +24,7 @@ from kg.rdf.vocab import RDF_NS, XSD
 from kg.resources import ontology_dir
 
 if TYPE_CHECKING:
-    from kg.rdf.store import BinaryWriter
+    from kg.rdf.engine import BinaryWriter
 
 _RDF_TYPE = f"{RDF_NS}type"
 _GEN_DELIMS = (":", "/", "?", "#", "[", "]", "@")
@@ -44,7 +44,7 @@ def compact_ntriples(ntriples: str) -> str:
     import io
     import itertools
 
-    from kg.rdf.store import parse_triples
+    from kg.rdf.engine import parse_triples
 
     lines = sorted({line for line in ntriples.encode("utf-8").splitlines() if line.strip()})
     out = io.BytesIO()

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from kg.rdf.engine import convert
 from kg.rdf.formats import rdf_format
-from kg.rdf.store import convert
 from kg.rdf.vocab import PREFIXES
 
 

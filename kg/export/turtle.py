@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from kg.rdf.store import BinaryWriter
+    from kg.rdf.engine import BinaryWriter
 
 _RDF_TYPE = b"<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>"
 _TYPE_SP = _RDF_TYPE + b" "

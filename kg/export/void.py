@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kg.query.stats import compute
+from kg.rdf.engine import convert
 from kg.rdf.formats import Format, by_extension
 from kg.rdf.results import SelectResult
-from kg.rdf.store import GraphStore, convert
+from kg.rdf.store import GraphStore
 from kg.rdf.terms import integer, literal, segment, typed
 from kg.rdf.vocab import DCTERMS_NS, KG_NS, PREFIXES, RDF_NS, VOID_NS, XSD, expand, iri, shorten
 

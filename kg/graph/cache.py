@@ -11,7 +11,7 @@ what it built into `<store>/.kg-cache/`, and later calls, in any process, load i
   not the metric's own, so an index written by an earlier kg is rebuilt, not misread.
 
 The cache is keyed to the store's content: the names, sizes and modification times of its
-files (`kg.rdf.store.store_signature`), which any write changes (a read does not). A record
+files (`kg.rdf.snapshots.store_signature`), which any write changes (a read does not). A record
 ingested since makes the key differ, and the cache is rebuilt lazily, on the next question,
 from the store; ingest knows nothing of it (imports point downward). A subset of relations
 (`--by methods`) is cut out of the full matrix, giving exactly the matrix
@@ -41,7 +41,8 @@ import numpy as np
 from kg.graph.incidence import Incidence, load_incidence
 from kg.graph.relations import ALL, relation_names
 from kg.graph.similarity import SimilarityIndex, metric_named
-from kg.rdf.store import GraphStore, store_signature
+from kg.rdf.snapshots import store_signature
+from kg.rdf.store import GraphStore
 
 CACHE_DIR = ".kg-cache"
 #: Bumped whenever the files' layout changes, so an older cache is never misread.

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
 
 from kg.errors import UsageError
-from kg.rdf.store import iri_error
+from kg.rdf.engine import iri_error
 from kg.rdf.terms import is_absolute_iri, safe_iri, segment
 
 _NON_ALNUM = re.compile(r"[^0-9a-z]+")

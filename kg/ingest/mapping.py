@@ -32,7 +32,7 @@ from kg.ingest.identity import (
     slug_from_url,
 )
 from kg.ingest.values import iso_date, iso_datetime, metric_value, proceeding
-from kg.rdf.store import iri_error
+from kg.rdf.engine import iri_error
 from kg.rdf.terms import boolean, integer, is_absolute_iri, literal, safe_iri, segment, typed
 from kg.rdf.vocab import KG, STD, XSD, iri
 

@@ -44,9 +44,10 @@ import yaml
 
 from kg.errors import InputError, NotFoundError, Param, ParameterError
 from kg.ingest.identity import Iris, pwc_slug, repository
+from kg.rdf.engine import select_variables
 from kg.rdf.results import AskResult, GraphResult, QueryResult, SelectStream, Term
 from kg.rdf.sparql_scan import located_tokens
-from kg.rdf.store import GraphStore, select_variables
+from kg.rdf.store import GraphStore
 from kg.rdf.terms import is_absolute_iri, safe_iri
 from kg.rdf.vocab import XSD, XSD_NS
 from kg.resources import queries_dir

@@ -21,11 +21,11 @@ from typing import Any
 import httpx
 
 from kg.errors import EndpointError, KgError, QueryTimeoutError, UsageError
+from kg.rdf.engine import parse_to_ntriples
 from kg.rdf.formats import find_rdf_format, find_results_format
 from kg.rdf.query_text import with_declarations
 from kg.rdf.results import AskResult, GraphResult, QueryResult, Row, SelectResult, Term
 from kg.rdf.sparql_scan import scan
-from kg.rdf.store import parse_to_ntriples
 
 #: What kg reads for SELECT and ASK, best first.
 RESULTS_ACCEPT = (

@@ -37,8 +37,8 @@ from kg.ingest.identity import (
     repository,
     slug_from_url,
 )
+from kg.rdf.engine import iri_error
 from kg.rdf.results import QueryResult, SelectResult, Term
-from kg.rdf.store import iri_error
 from kg.rdf.terms import is_absolute_iri, safe_iri
 from kg.rdf.vocab import KG, STD
 

@@ -14,8 +14,8 @@ from itertools import islice
 from typing import TypeVar
 
 from kg.rdf import formats
+from kg.rdf.engine import BinaryWriter, serialize_results
 from kg.rdf.results import Row, SelectResult
-from kg.rdf.store import BinaryWriter, serialize_results
 
 T = TypeVar("T")
 

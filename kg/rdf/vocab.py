@@ -27,6 +27,10 @@ VOID_NS: Final = "http://rdfs.org/ns/void#"
 #: kg's search blocks in SPARQL (kg.search.sparql): a namespace of the query language only.
 KGS_NS: Final = "https://w3id.org/kg/search#"
 
+#: The graph of the store's intent journal (kg.rdf.journal). It lives outside the base so
+#: that no instance IRI can collide with it; it is bookkeeping, never data.
+JOURNAL_GRAPH: Final = "urn:x-kg:journal"
+
 #: Prefixes used in Turtle output, docs and query headers.
 PREFIXES: Final[dict[str, str]] = {
     "kg": KG_NS,

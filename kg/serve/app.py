@@ -54,10 +54,10 @@ from kg.errors import (
 )
 from kg.export.rdfio import graph_text
 from kg.query.named import NamedQuery, bind, load_queries, prepare_local, with_values
+from kg.rdf.engine import convert, parse_to_ntriples
 from kg.rdf.formats import W3C_FORMATS, rdf_format
 from kg.rdf.results import AskResult, GraphResult, SelectResult, Term
 from kg.rdf.sparql_scan import Shape, Target, host_allowed, scan
-from kg.rdf.store import convert, parse_to_ntriples
 from kg.rdf.terms import is_absolute_iri
 from kg.rdf.vocab import PREFIXES, QUERY_PREFIXES
 from kg.resources import static_dir
@@ -866,10 +866,10 @@ def create_app(source: Source, config: ServerConfig) -> Starlette:
         Route("/queries/{name}", server.named_query, methods=["GET"]),
         Route("/queries/{name}/sparql", server.named_query_text, methods=["GET"]),
         Route("/health", server.health, methods=["GET"]),
-        *similar.routes(server),
+        *similar.routes(lambda: server.running, config.base_iri),
         # Leaderboards (kg/serve/leaderboards.py): the page, chart.svg and history.json of
         # /leaderboard/{task}/{dataset}; before the entity routes, which answer its RDF forms.
-        *leaderboards.routes(server),
+        *leaderboards.routes(lambda: server.running, config.base_iri, server.entity),
         Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static"),
         *(
             Route(f"/{kind}/{{rest:path}}", server.entity, methods=["GET"])

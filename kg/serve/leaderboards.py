@@ -18,7 +18,8 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -39,10 +40,11 @@ from kg.rdf.results import SelectResult, Term
 from kg.serve import conneg
 from kg.serve.chart import best_so_far_chart
 from kg.serve.linked_data import iri_for_path, local_href
+from kg.serve.pool import QueryPool
 from kg.serve.render import attribution_name, licence_name, render
 
-if TYPE_CHECKING:
-    from kg.serve.app import KgServer
+#: A request handler: the server's own `entity` answers a leaderboard's RDF forms.
+Handler = Callable[[Request], Awaitable[Response]]
 
 PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 SVG_CSP = "default-src 'none'; style-src 'unsafe-inline'"
@@ -125,22 +127,23 @@ class BoardCache:
             self.entries.popitem(last=False)
 
 
-async def fetch(server: KgServer, bindings: dict[str, Term]) -> Leaderboard:
+async def fetch(pool: QueryPool, base_iri: str, bindings: dict[str, Term]) -> Leaderboard:
     """The leaderboard, its three queries run in the worker pool at once."""
-    pool = server.running
     texts = leaderboard_queries(bindings)
     rows = await asyncio.gather(*(pool.result(texts[n]) for n in (RESULTS, CODE, SOURCE)))
     results, code, source = rows
     assert isinstance(results, SelectResult) and isinstance(code, SelectResult)
     assert isinstance(source, SelectResult)
-    return build(bindings, server.config.base_iri, results, code, source)
+    return build(bindings, base_iri, results, code, source)
 
 
-async def cached(server: KgServer, cache: BoardCache, bindings: dict[str, Term]) -> Rendered:
-    key = (server.running.generation, bindings["task"].value, bindings["dataset"].value)
+async def cached(
+    pool: QueryPool, base_iri: str, cache: BoardCache, bindings: dict[str, Term]
+) -> Rendered:
+    key = (pool.generation, bindings["task"].value, bindings["dataset"].value)
     found = cache.get(key)
     if found is None:
-        found = Rendered(await fetch(server, bindings))
+        found = Rendered(await fetch(pool, base_iri, bindings))
         cache.put(key, found)
     return found
 
@@ -232,8 +235,10 @@ def _quote(text: str) -> str:
     return quote(text, safe="")
 
 
-def routes(server: KgServer) -> list[Route]:
-    base = server.config.base_iri
+def routes(running: Callable[[], QueryPool], base: str, entity: Handler) -> list[Route]:
+    """The routes, over the server's running pool (`running()` raises until it is up), its
+    base IRI and its entity handler. They take these, not the server: kg.serve.app imports
+    this module."""
     cache = BoardCache()
 
     async def leaderboard(request: Request) -> Response:
@@ -245,13 +250,13 @@ def routes(server: KgServer) -> list[Route]:
             raise NotFoundError(f"{request.url.path} names no leaderboard kg could hold")
         task_key, _, dataset_key = board_iri.removeprefix(f"{base}leaderboard/").partition("/")
         if tail is not None and tail.startswith("result/"):
-            return await server.entity(request)  # a result of a row with no paper
+            return await entity(request)  # a result of a row with no paper
         if tail is None:
             formats = request.query_params.getlist("format")
             media = conneg.choose(formats, request.headers.get("accept"), conneg.PAGE_OFFERS)
             if media != conneg.HTML:
-                return await server.entity(request)  # its statements, as RDF (or a 406)
-        rendered = await cached(server, cache, _bindings(base, task_key, dataset_key))
+                return await entity(request)  # its statements, as RDF (or a 406)
+        rendered = await cached(running(), base, cache, _bindings(base, task_key, dataset_key))
         board = rendered.board
         if tail == "history.json":
             section = _metric(request, board)

@@ -61,7 +61,8 @@ from kg.rdf.limits import (
     set_memory_limit,
 )
 from kg.rdf.results import QueryResult, Term
-from kg.rdf.store import GraphStore, store_signature
+from kg.rdf.snapshots import store_signature
+from kg.rdf.store import GraphStore
 
 if TYPE_CHECKING:
     from kg.search import StoreSearch

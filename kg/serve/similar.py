@@ -9,7 +9,8 @@ size, so it gets `GRAPH_TIMEOUT` rather than the query timeout.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 from urllib.parse import unquote
 
 from starlette.requests import Request
@@ -18,9 +19,7 @@ from starlette.routing import Route
 
 from kg.errors import ParameterError
 from kg.graph.relations import DEFAULT_BY, DEFAULT_METRIC, METRIC_NAMES, relation_names
-
-if TYPE_CHECKING:
-    from kg.serve.app import KgServer
+from kg.serve.pool import QueryPool
 
 #: Seconds the first similarity call may take to build the index from the store.
 GRAPH_TIMEOUT = 900.0
@@ -58,14 +57,17 @@ def similar_options(params: dict[str, str]) -> dict[str, Any]:
     return {"by": by, "metric": metric, "top": int(text)}
 
 
-def routes(server: KgServer) -> list[Route]:
+def routes(running: Callable[[], QueryPool], base_iri: str) -> list[Route]:
+    """The routes, over the server's running pool (`running()` raises until it is up) and
+    its base IRI. They take these, not the server: kg.serve.app imports this module."""
+
     async def similar(request: Request) -> Response:
         options = similar_options(_options(request, _PARAMS))
-        data = await server.running.graph(
+        data = await running().graph(
             "similar",
             GRAPH_TIMEOUT,
             paper=_paper(request, "paper"),
-            base_iri=server.config.base_iri,
+            base_iri=base_iri,
             **options,
         )
         return JSONResponse(data)
@@ -73,12 +75,12 @@ def routes(server: KgServer) -> list[Route]:
     async def shared(request: Request) -> Response:
         by = _options(request, {"by"}).get("by", "all")
         relation_names(by)
-        data = await server.running.graph(
+        data = await running().graph(
             "shared",
             GRAPH_TIMEOUT,
             a=_paper(request, "a"),
             b=_paper(request, "b"),
-            base_iri=server.config.base_iri,
+            base_iri=base_iri,
             by=by,
         )
         return JSONResponse(data)

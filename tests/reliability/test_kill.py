@@ -27,8 +27,8 @@ import pyoxigraph as ox
 import pytest
 
 from kg.ingest.ingestor import ingest
-from kg.rdf.store import JOURNAL_GRAPH, GraphStore
-from kg.rdf.vocab import KG
+from kg.rdf.store import GraphStore
+from kg.rdf.vocab import JOURNAL_GRAPH, KG
 from tests.reliability.helpers import (
     BASE,
     EPOCH,

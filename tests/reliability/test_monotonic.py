@@ -19,7 +19,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from kg.rdf.store import JOURNAL_GRAPH, GraphStore
+from kg.rdf.store import GraphStore
+from kg.rdf.vocab import JOURNAL_GRAPH
 from kg.testing.records import records
 from tests.reliability.helpers import (
     STOPPED,
