@@ -321,3 +321,67 @@ def test_task_methods_counts_records_and_introducers(
         for r in example_rows(cli, readme_store, "task-methods")
     }
     assert got == dict(want) and len(got) > 40
+
+
+# --- dates ---------------------------------------------------------------------------------
+
+
+def test_papers_per_year_counts_each_paper_once_by_its_earliest_date(
+    readme_store: Path, cli: CliRunner, records: list[dict[str, Any]], tables: list[dict[str, Any]]
+) -> None:
+    """18 papers have two dates (two rows date them differently), 4 of them in different
+    years: each counts once, in the year of its earliest date."""
+    same = same_papers(tables, methods_dump())
+    earliest: dict[str, str] = {}
+    dates: dict[str, set[str]] = defaultdict(set)
+    for top in tables:
+        for task in walk(top):
+            for ds in datasets(task):
+                for row in rows_of(ds):
+                    key, date = paper_key(row), row.get("paper_date")
+                    if key and date:
+                        key = same.get(key, key)
+                        dates[key].add(date)
+                        earliest[key] = min(date, earliest.get(key, date))
+    for record in records:
+        key = f"slug:{record['url'].rsplit('/', 1)[-1]}"
+        if record.get("date"):
+            dates[key].add(record["date"])
+            earliest[key] = min(record["date"], earliest.get(key, record["date"]))
+    assert sum(1 for d in dates.values() if len({x[:4] for x in d}) > 1) == 4
+    want = Counter(int(d[:4]) for d in earliest.values())
+    got = {
+        int(r["year"]): int(r["papers"]) for r in example_rows(cli, readme_store, "papers-per-year")
+    }
+    assert got == dict(want) and sum(got.values()) == len(earliest) > 4000
+
+
+def test_a_result_keeps_its_own_rows_date(readme_store: Path, tables: list[dict[str, Any]]) -> None:
+    """The paper 1807.06653 is dated 2018-07-17 by one row and 2019-03-26 by another; each
+    of its results keeps the date of the row it came from (kg:rowDate)."""
+    from kg.rdf.store import GraphStore
+
+    want: set[tuple[str, str, str]] = set()
+    for top in tables:
+        for task in walk(top):
+            for ds in datasets(task):
+                for row in rows_of(ds):
+                    if paper_key(row) == "arxiv:1807.06653" and row.get("paper_date"):
+                        for metric, value in (row.get("metrics") or {}).items():
+                            if value is not None:
+                                want.add(
+                                    (
+                                        " ".join(metric.split()),
+                                        str(value).strip(),
+                                        row["paper_date"],
+                                    )
+                                )
+    assert len({d for _, _, d in want}) == 2
+    query = f"""SELECT ?metric ?value ?date WHERE {{
+      <{BASE}paper/arxiv/1807.06653> <https://w3id.org/kg/ontology#hasResult> ?r .
+      ?r <https://w3id.org/kg/ontology#metricName> ?metric ;
+         <https://w3id.org/kg/ontology#metricValue> ?value ;
+         <https://w3id.org/kg/ontology#rowDate> ?date }}"""
+    with GraphStore.open(readme_store, read_only=True) as store:
+        got = {tuple(v or "" for v in row) for row in store.select_values(query)}
+    assert got == want

@@ -744,6 +744,8 @@ class EvaluationMapper(DumpMapper):
                 self.add(node, KG.modelName, literal(model))
             self.add_metric(node, metric_name, raw)
             self.flag(row, "uses_additional_data", node, KG.usesAdditionalData)
+            if date:  # the row's own date: other rows may date the same paper otherwise
+                self.add(node, KG.rowDate, typed(date, XSD.date))
             self.titled_links(row, "model_links", node)
         for link in row.objects("code_links") if paper_iri is None else ():
             link_url, link_title = link.text("url"), link.text("title")  # no paper to label it
