@@ -385,3 +385,30 @@ def test_a_result_keeps_its_own_rows_date(readme_store: Path, tables: list[dict[
     with GraphStore.open(readme_store, read_only=True) as store:
         got = {tuple(v or "" for v in row) for row in store.select_values(query)}
     assert got == want
+
+
+# --- the README's examples -----------------------------------------------------------------
+
+
+def _readme_query_examples() -> list[list[str]]:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = text.split("### Named queries", 1)[1].split("```text", 1)[1].split("```", 1)[0]
+    out = []
+    for line in block.splitlines():
+        words = shlex.split(line)
+        if words[:2] == ["kg", "query"] and "--endpoint" not in words and "--list" not in words:
+            out.append(words[1:])
+    return out
+
+
+@pytest.mark.parametrize("words", _readme_query_examples(), ids=" ".join)
+def test_the_readmes_query_examples_answer(
+    readme_store: Path, cli: CliRunner, words: list[str]
+) -> None:
+    args = words if "--format" in words else [*words, "--format", "json"]
+    result = run(cli, "--store", str(readme_store), *args)
+    assert result.exit_code == 0, result.output
+    if "--format" in words:
+        assert result.stdout.count(" .\n") + result.stdout.count(" ;\n") > 3
+    else:
+        assert json.loads(result.stdout)["results"]["bindings"]
