@@ -483,8 +483,8 @@ def main() -> None:
         f"{extraction['seconds']:.1f} s ({rate:,.0f} links/s, one grouped SPARQL query per "
         f"relation; Oxigraph's id-to-string lookups are most of it). At that rate the full "
         f"archive's {links_full:,} links take about {links_full / rate:.0f} s, once per "
-        "process: `kg similar` pays it on every call, a long-lived process (the library, a "
-        "server) only once."
+        "process: `kg similar` pays it once after each write, then answers from the persisted "
+        "matrix (see Cold similarity); a long-lived process (the library, a server) only once."
     )
     say()
     if args.write_doc:

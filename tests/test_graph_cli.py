@@ -80,7 +80,8 @@ def test_similar_errors(cli: CliRunner, store_path: str) -> None:
     bad_metric = run(cli, "--store", store_path, "similar", A, "--metric", "dice")
     assert bad_metric.exit_code == 2
     assert (
-        "unknown metric 'dice'; use one of: idf, jaccard, overlap, cosine, adamic-adar"
+        "unknown metric 'dice'; use one of: idf, idf-cosine, jaccard, overlap, cosine, "
+        "adamic-adar"
         in bad_metric.stderr
     )
     bad_by = run(cli, "--store", store_path, "similar", A, "--by", "code")
@@ -155,14 +156,21 @@ def test_communities(cli: CliRunner, store_path: str) -> None:
     lines = result.stdout.splitlines()
     assert lines[0] == (
         "author-author: 8 nodes, 12 edges, 2 connected component(s), 2 communities "
-        "(Louvain, seed 0)"
+        "(0 of one member; Louvain, seed 0)"
     )
     assert lines[1] == "  1. 4 members, 1 paper: ReLU · Attribute · Absolute Position Encodings"
     assert len(lines) == 3
     data = json.loads(
-        run(cli, "--store", store_path, "communities", "paper-paper", "--json").stdout
+        run(cli, "--store", store_path, "communities", "paper-paper", "--by", "methods", "--json")
+        .stdout
     )
     assert data["communities"] == 1 and data["top"][0]["size"] == 2
+    assert data["single_member_communities"] == 0
+    # By default papers are linked by tasks and datasets, which the two seeds do not share.
+    data = json.loads(
+        run(cli, "--store", store_path, "communities", "paper-paper", "--json").stdout
+    )
+    assert data["communities"] == data["single_member_communities"] == 2
     bipartite = run(cli, "--store", store_path, "communities", "paper-method")
     assert bipartite.exit_code == 2 and "paper-method is bipartite" in bipartite.stderr
     backend = run(cli, "--store", store_path, "communities", "paper-paper", "--backend", "nope")

@@ -88,6 +88,12 @@ _IMAGENET_T = "ImageNet: A large-scale hierarchical image database"
 _DELTA = f"{BASE}paper/delta"
 _DIJKSTRA = f"{BASE}author/edsger-dijkstra"
 _MT = f"{BASE}task/machine-translation"
+# result IRIs: <paper>/result/<hash of task slug, dataset slug, metric, model, value>
+_LB_ALPHA = ":paper/alpha/result/a80039450ca1fbea"
+_LB_BETA = ":paper/beta/result/9d00f1286643c325"
+_LB_BETA5 = ":paper/beta/result/360a4866d0dcddca"
+_LB_GAMMA = ":paper/gamma/result/c1881618a779c05d"
+_LB_DELTA = ":paper/gamma/result/0f56538f6c109a9e"
 _NS = {
     "type": "http://www.w3.org/1999/02/22-rdf-syntax-ns#type",
     "dct": "http://purl.org/dc/terms/",
@@ -322,6 +328,42 @@ CASES: dict[str, list[Case]] = {
             [(":paper/beta", _BETA_T, "2020-03-01"), (":paper/alpha", _ALPHA_T, "2019-05-01")],
         ),
         Case("mini", {"text": "rays for"}, [(":paper/gamma", _GAMMA_T, "2020-07-01")]),
+    ],
+    "leaderboard-results": [
+        Case(
+            "dumps",
+            {"task": "image-classification", "dataset": "dataset/imagenet"},
+            [
+                (":leaderboard/image-classification/imagenet/result/2c3d", "Top 1 Accuracy", "12.0%", "12", "true", "", "Anonymous", "", "", "", ""),
+                (_LB_ALPHA, "Top 1 Accuracy", "76.5%", "76.5", "true", "", "Alpha-L", ":paper/alpha", _ALPHA_T, "2019-05-01", ""),
+                (_LB_BETA, "Top 1 Accuracy", "9.5", "9.5", "false", "", "Beta-S", ":paper/beta", _BETA_T, "2020-03-01", ""),
+                (_LB_DELTA, "Top 1 Accuracy", "-", "", "", "", "Delta-X", ":paper/gamma", _GAMMA_T, "2020-07-01", ""),
+                (_LB_GAMMA, "Top 1 Accuracy", "10.1", "10.1", "false", "", "Gamma", ":paper/gamma", _GAMMA_T, "2020-07-01", ""),
+                (":paper/zeta/result/0a1b", "Top 1 Accuracy", "88.4", "88.4", "false", "", "Zeta-XL", ":paper/zeta", "Zeta Nets", "", ""),
+                (_LB_BETA5, "Top 5 Error", "3.1", "3.1", "false", "", "Beta-S", ":paper/beta", _BETA_T, "2020-03-01", ""),
+            ],
+        ),
+        Case("mini", {"task": "machine-translation", "dataset": "imagenet"}, []),
+    ],
+    "leaderboard-code": [
+        Case(
+            "mini",
+            {"task": "image-classification", "dataset": "imagenet"},
+            [
+                (":paper/alpha", _ZOO, "https://github.com/org/zoo", "true", "pytorch", "ran_honours:2"),
+                (":paper/beta", _BETA_R, "https://github.com/beta-lab/beta", "true", "tf", "ran_draft_wrong:1"),
+                (":paper/beta", _ZOO, "https://github.com/org/zoo/tree/main/beta", "false", "tf", ""),
+            ],
+        ),
+        Case("mini", {"task": "machine-translation", "dataset": "imagenet"}, []),
+    ],
+    "leaderboard-source": [
+        Case(
+            "dumps",
+            {"task": "image-classification", "dataset": "imagenet"},
+            [(":leaderboard/image-classification/imagenet", "", "Top 1 Accuracy", "", "", "", "", "")],
+        ),
+        Case("mini", {"task": "image-classification", "dataset": "imagenet"}, []),
     ],
     "leaderboard": [
         Case(

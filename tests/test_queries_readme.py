@@ -358,7 +358,7 @@ def test_papers_per_year_counts_each_paper_once_by_its_earliest_date(
 
 def test_a_result_keeps_its_own_rows_date(readme_store: Path, tables: list[dict[str, Any]]) -> None:
     """The paper 1807.06653 is dated 2018-07-17 by one row and 2019-03-26 by another; each
-    of its results keeps the date of the row it came from (kg:rowDate)."""
+    of its results keeps the date of the row it came from (dcterms:issued)."""
     from kg.rdf.store import GraphStore
 
     want: set[tuple[str, str, str]] = set()
@@ -381,7 +381,7 @@ def test_a_result_keeps_its_own_rows_date(readme_store: Path, tables: list[dict[
       <{BASE}paper/arxiv/1807.06653> <https://w3id.org/kg/ontology#hasResult> ?r .
       ?r <https://w3id.org/kg/ontology#metricName> ?metric ;
          <https://w3id.org/kg/ontology#metricValue> ?value ;
-         <https://w3id.org/kg/ontology#rowDate> ?date }}"""
+         <http://purl.org/dc/terms/issued> ?date }}"""
     with GraphStore.open(readme_store, read_only=True) as store:
         got = {tuple(v or "" for v in row) for row in store.select_values(query)}
     assert got == want

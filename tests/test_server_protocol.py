@@ -639,7 +639,7 @@ def test_html_escapes_everything(client: TestClient) -> None:
     assert page.status_code == 200
     assert HOSTILE_TITLE not in page.text
     assert "<script>" not in page.text and "<b>bold</b>" not in page.text
-    assert "&lt;script&gt;alert(&#x27;kg&#x27;)&lt;/script&gt; &amp; &quot;Zoë&quot;" in page.text
+    assert "&lt;script&gt;alert(&#39;kg&#39;)&lt;/script&gt; &amp; &#34;Zoë&#34;" in page.text
     assert "Ann &lt;i&gt;Italic&lt;/i&gt;" in page.text
 
 

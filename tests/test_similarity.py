@@ -63,7 +63,7 @@ def set_scores(sets: dict[str, set[str]], metric: str, q: str) -> list[tuple[str
     n = len(sets)
 
     def weight(i: str) -> float:
-        if metric == "idf":
+        if metric in ("idf", "idf-cosine"):
             return math.log1p((n - df[i] + 0.5) / (df[i] + 0.5)) ** 2
         if metric == "adamic-adar":
             return 1 / math.log(df[i]) if df[i] > 1 else 0.0
@@ -84,7 +84,8 @@ def set_scores(sets: dict[str, set[str]], metric: str, q: str) -> list[tuple[str
             "overlap": len(common) / min(len(sets[q]), len(items)),
             "cosine": len(common) / math.sqrt(len(sets[q]) * len(items)),
             "adamic-adar": d,
-            "idf": d / math.sqrt(a * b) if a and b else 0.0,
+            "idf": d / (a**0.75 * b**0.25) if a and b else 0.0,
+            "idf-cosine": d / math.sqrt(a * b) if a and b else 0.0,
         }[metric]
         if score > 0:
             out.append((p, score))
@@ -129,16 +130,28 @@ def test_adamic_adar_and_idf_exact_on_a_hand_made_graph() -> None:
     # idf = log(1 + (N - n + 0.5) / (n + 0.5)) with N = 5; a, b, c in 3 papers, d in 2.
     w3 = math.log1p(2.5 / 3.5) ** 2
     w2 = math.log1p(3.5 / 2.5) ** 2
-    # p5 shares more, but it also holds d, which p1 lacks: p2 is closer by idf.
-    expected = [
+    # By the cosine, p5 shares more but also holds d, which p1 lacks: p2 is closer.
+    by_cosine = [
         ("p2", 2 * w3 / math.sqrt(3 * w3 * 2 * w3)),
         ("p5", 3 * w3 / math.sqrt(3 * w3 * (3 * w3 + w2))),
         ("p3", w3 / math.sqrt(3 * w3 * (w3 + w2))),
+    ]
+    assert same_ranking(top(inc, "idf-cosine", "p1"), by_cosine)
+    # idf weighs p1's share (3/4) above p5's (1/4): p5 has all of p1, and ranks first.
+    q = 3 * w3
+    expected = [
+        ("p5", 3 * w3 / (q**0.75 * (3 * w3 + w2) ** 0.25)),
+        ("p2", 2 * w3 / (q**0.75 * (2 * w3) ** 0.25)),
+        ("p3", w3 / (q**0.75 * (w3 + w2) ** 0.25)),
     ]
     assert same_ranking(top(inc, "idf", "p1"), expected)
     index = SimilarityIndex(inc, METRICS["idf"])
     assert index.score(P + "p1", P + "p3") == pytest.approx(expected[2][1], rel=1e-12)
     assert index.score(P + "p1", P + "p4") == 0.0
+    # Not symmetric: the query's own mass weighs 3/4.
+    assert index.score(P + "p3", P + "p1") == pytest.approx(
+        w3 / ((w3 + w2) ** 0.75 * q**0.25), rel=1e-12
+    )
 
 
 def test_idf_puts_one_rare_shared_item_above_two_ubiquitous_ones() -> None:
@@ -171,7 +184,7 @@ def test_idf_weights() -> None:
 
 
 def test_unknown_metric_and_bad_k() -> None:
-    with pytest.raises(UsageError, match="unknown metric 'dice'; use one of: idf, jaccard"):
+    with pytest.raises(UsageError, match="unknown metric 'dice'; use one of: idf, idf-cosine, jaccard"):
         from kg.graph.similarity import metric_named
 
         metric_named("dice")
@@ -291,7 +304,9 @@ def test_the_seeds_by_everything_share_only_methods(seed_store: GraphStore) -> N
     # A: 19 methods, 4 authors, 3 tasks, 1 repository; B: 20, 4, 1, 2 (one more each).
     a_mass = 19 * common + (4 + 3 + 1) * own
     b_mass = 19 * common + (1 + 4 + 1 + 2) * own
-    assert match.score == pytest.approx(19 * common / math.sqrt(a_mass * b_mass), rel=1e-12)
+    assert match.score == pytest.approx(
+        19 * common / (a_mass**0.75 * b_mass**0.25), rel=1e-12
+    )
     assert result.item_count == 19 + 4 + 3 + 1
 
 

@@ -74,7 +74,45 @@ def test_persisted_indexes_rank_as_fresh_ones(store_path: Path, metric: str) -> 
         a, b = papers[0], restored.top(papers[0], 1)[0].paper
         assert restored.shared(a, b) == fresh.shared(a, b)
         files = os.listdir(store_path / cache.CACHE_DIR / str(cache.content_key(store)))
-        assert f"index-all-{metric}.npz" in files and "incidence.npz" in files
+        assert cache._index_name(restored.incidence.relations, metric) in files
+        assert "incidence.npz" in files
+
+
+def test_an_index_persisted_by_an_earlier_version_is_not_read(store_path: Path) -> None:
+    """The default ranking changed (issue 24): its file name carries the metric's version,
+    and arrays whose weights are not the metric's own are refused and rebuilt."""
+    assert METRICS["idf"].version == 2
+    assert cache._index_name(("methods",), "idf") == "index-methods-idf-v2.npz"
+    assert cache._index_name(("methods",), "jaccard") == "index-methods-jaccard.npz"
+    with GraphStore.open(store_path, read_only=True) as store:
+        inc = load_incidence(store, "all")
+        fresh = SimilarityIndex(inc, METRICS["idf"])
+        state = fresh.state()
+        with pytest.raises(ValueError, match="does not match this version"):
+            SimilarityIndex.restore(inc, METRICS["jaccard"], state)
+        # The file an earlier kg wrote for the cosine under the name "idf" is not read, and
+        # goes when the new one is written; other metrics' files stay.
+        directory = store_path / cache.CACHE_DIR / str(cache.content_key(store))
+        cache.similarity_index(store, "all", "idf-cosine")
+        (directory / "index-all-idf.npz").write_bytes(
+            (directory / "index-all-idf-cosine.npz").read_bytes()
+        )
+        (directory / "index-all-idf-v1.npz").write_bytes(b"an older version")
+        assert cache.similarity_index(store, "all", "idf").top(inc.papers[0], 5) == fresh.top(
+            inc.papers[0], 5
+        )
+        names = set(os.listdir(directory))
+        assert "index-all-idf-v2.npz" in names and "index-all-idf-cosine.npz" in names
+        assert "index-all-idf.npz" not in names and "index-all-idf-v1.npz" not in names
+        # A file of the right name holding other weights (as an older kg could have left):
+        cache._MEMORY.clear()
+        path = directory / cache._index_name(inc.relations, "idf")
+        with path.open("wb") as out:
+            np.savez(out, **{**state, "weight": state["weight"] * 2})  # type: ignore[arg-type]
+        reread = cache.similarity_index(store, "all", "idf")
+        assert np.array_equal(reread.weight, fresh.weight)
+        paper = inc.papers[0]
+        assert reread.top(paper, 5) == fresh.top(paper, 5)
 
 
 def test_a_record_written_since_makes_the_cache_stale(store_path: Path, tmp_path: Path) -> None:

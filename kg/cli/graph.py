@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 
 PANEL = "Graph"
 BY_HELP = f"Compare by: {', '.join(BY_CHOICES)}, or several, comma-separated."
+#: What `kg communities paper-paper` links papers by unless told (--by).
+COMMUNITY_BY = "tasks,datasets"
 KIND_HELP = (
     f"One of: {', '.join(KINDS)} (aliases: coauthorship, method-cooccurrence, repository-couse)."
 )
@@ -64,8 +66,11 @@ def similar_command(
 ) -> None:
     """The papers closest to PAPER, each with its score and the shared items behind it.
 
-    The default metric, idf, weighs a shared item by how rare it is: sharing an author or
-    a rare method counts far more than sharing Adam or Dropout (docs/similarity.md).
+    The default metric, idf, weighs a shared item by how rare it is (idf²).
+    The score is the weight shared over (PAPER's weight)^3/4 times
+    (the other paper's weight)^1/4: sharing an author or a rare method
+    counts far more than sharing Adam or Dropout, and a paper with many
+    items of its own is penalised only a little (docs/similarity.md).
     """
     from kg.graph.cache import similarity_index
     from kg.graph.similarity import resolve_paper, similar
@@ -190,7 +195,14 @@ def project_command(
 def communities_command(
     kind: Annotated[str, typer.Argument(help="A one-mode kind: " + KIND_HELP)],
     top: Annotated[int, typer.Option("--top", "-n", help="How many communities to show.")] = 10,
-    by: Annotated[str, typer.Option("--by", help=f"For paper-paper: {BY_HELP}")] = "methods",
+    by: Annotated[
+        str,
+        typer.Option(
+            "--by",
+            help=f"For paper-paper: {BY_HELP} The default links papers by their topics: most "
+            "papers share no method with any other, and each would be a community of one.",
+        ),
+    ] = COMMUNITY_BY,
     name_by: Annotated[
         str, typer.Option(help="Relations that name communities (comma-separated).")
     ] = "methods,tasks",
@@ -267,6 +279,7 @@ def communities_command(
                 "edges": graph.number_of_edges(),
                 "components": len(parts),
                 "communities": len(groups),
+                "single_member_communities": sum(1 for g in groups if len(g) == 1),
                 "top": [
                     {
                         "rank": c.rank,
@@ -294,10 +307,11 @@ def communities_command(
             }
         )
         return
+    alone = sum(1 for g in groups if len(g) == 1)
     lines = [
         f"{spec.name}: {graph.number_of_nodes():,} nodes, {graph.number_of_edges():,} edges, "
         f"{len(parts):,} connected component(s), {len(groups):,} communities "
-        f"(Louvain, seed {seed})"
+        f"({alone:,} of one member; Louvain, seed {seed})"
     ]
     for c in found:
         name = " · ".join(names[t.iri] for t in c.terms) or "(no characteristic items)"

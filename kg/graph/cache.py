@@ -5,8 +5,10 @@ store (80–150 s at archive size; the ranking takes milliseconds). So the first
 what it built into `<store>/.kg-cache/`, and later calls, in any process, load it:
 
 * `incidence.npz` (+ `papers.txt`, `items.txt`): the matrix of all relations;
-* `index-<relations>-<metric>.npz`: one `SimilarityIndex`'s arrays (weights, posting lists,
-  mass bands), written the first time that combination is asked for.
+* `index-<relations>-<metric>[-v<version>].npz`: one `SimilarityIndex`'s arrays (weights,
+  posting lists, mass bands), written the first time that combination is asked for. The
+  metric's version is in the name, and `SimilarityIndex.restore` refuses weights that are
+  not the metric's own, so an index written by an earlier kg is rebuilt, not misread.
 
 The cache is keyed to the store's content: the names, sizes and modification times of its
 files (`kg.rdf.store.store_signature`), which any write changes (a read does not). A record
@@ -26,6 +28,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -284,8 +287,22 @@ def incidence(store: GraphStore, by: str | Sequence[str] = ALL) -> Incidence:
 
 
 def _index_name(relations: tuple[str, ...], metric: str) -> str:
+    """`index-<relations>-<metric>[-v<version>].npz`: a metric whose weights or score change
+    gets a new version, so an index written by an earlier kg is never read as its own."""
     name = "all" if relations == _ALL else "+".join(relations)
-    return f"index-{name}-{metric}.npz"
+    version = metric_named(metric).version
+    return f"index-{name}-{metric}{f'-v{version}' if version > 1 else ''}.npz"
+
+
+def _remove_other_versions(directory: Path, relations: tuple[str, ...], metric: str) -> None:
+    """Delete the files an earlier version of the metric left for the same relations."""
+    name = "all" if relations == _ALL else "+".join(relations)
+    pattern = re.compile(rf"index-{re.escape(name)}-{re.escape(metric)}(-v\d+)?\.npz")
+    keep = _index_name(relations, metric)
+    for path in directory.iterdir():
+        if path.name != keep and pattern.fullmatch(path.name):
+            with contextlib.suppress(OSError):
+                path.unlink()
 
 
 def similarity_index(store: GraphStore, by: str | Sequence[str], metric: str) -> SimilarityIndex:
@@ -316,6 +333,7 @@ def similarity_index(store: GraphStore, by: str | Sequence[str], metric: str) ->
 
             with contextlib.suppress(OSError):
                 _write_atomically(directory, _index_name(relations, chosen.name), arrays)
+                _remove_other_versions(directory, relations, chosen.name)
     loaded.indexes[wanted] = index
     return index
 

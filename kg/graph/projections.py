@@ -149,7 +149,7 @@ def paper_graph(
         (papers[r], papers[c], {"weight": int(w)})
         for r, c, w in zip(rows.tolist(), cols.tolist(), weights.tolist(), strict=True)
     )
-    if len(per_relation) > 1:
+    if len(per_relation) > 1 and len(rows):  # scipy gives one value for empty indexes
         for relation, product in per_relation.items():
             values = np.asarray(product[rows, cols]).ravel()
             for r, c, v in zip(rows.tolist(), cols.tolist(), values.tolist(), strict=True):

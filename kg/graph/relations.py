@@ -122,7 +122,7 @@ def projection_kind(name: str) -> ProjectionKind:
 
 
 #: The similarity metrics, in the order kg.graph.similarity defines them.
-METRIC_NAMES = ("idf", "jaccard", "overlap", "cosine", "adamic-adar")
+METRIC_NAMES = ("idf", "idf-cosine", "jaccard", "overlap", "cosine", "adamic-adar")
 DEFAULT_METRIC = "idf"
 DEFAULT_BY = ALL
 

@@ -279,7 +279,7 @@ def load_queries(directory: Path | None = None) -> dict[str, NamedQuery]:
             f"no query directory at {root}; point {{parameter}} at one", parameter="queries"
         )
     out: dict[str, NamedQuery] = {}
-    for path in sorted(root.glob("*.rq")):
+    for path in sorted(root.glob("*.rq"), key=lambda p: p.stem):  # "a" before "a-b"
         query = load_query(path)
         if query.name in out:
             raise InputError(f"{path}: query name {query.name!r} is also used by another file")

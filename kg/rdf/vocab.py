@@ -220,7 +220,6 @@ class KG:
     inLeaderboard = _kg("inLeaderboard")
     leaderboardMetric = _kg("leaderboardMetric")
     usesAdditionalData = _kg("usesAdditionalData")
-    rowDate = _kg("rowDate")
 
 
 class STD:

@@ -61,8 +61,18 @@ from kg.rdf.store import convert, parse_to_ntriples
 from kg.rdf.terms import is_absolute_iri
 from kg.rdf.vocab import PREFIXES
 from kg.resources import static_dir
-from kg.serve import conneg, linked_data, search_page, similar, story
+from kg.serve import (
+    conneg,
+    leaderboards,
+    linked_data,
+    pages,
+    query_page,
+    search_page,
+    similar,
+    story,
+)
 from kg.serve.pool import QueryJob, QueryPool, Source
+from kg.serve.render import render
 
 if TYPE_CHECKING:
     from kg.search import StoreSearch
@@ -367,7 +377,9 @@ class KgServer:
             params.one(_FORMAT_PARAM) is None and "text/html" in accept
         )
         if wants_html:
-            page = search_page.render(text, type_, described, self.config.base_iri)
+            page = search_page.render(
+                text, type_, described, self.config.base_iri, await self._store_sources()
+            )
             return Response(
                 page,
                 media_type="text/html; charset=utf-8",
@@ -597,6 +609,10 @@ class KgServer:
         named, params, values = self._named_values(request)
         values = await self._resolved(named, values)
         bindings = bind(named, values, self.config.base_iri)
+        if named.param(_FORMAT_PARAM) is None and conneg.choose(
+            params.all(_FORMAT_PARAM), request.headers.get("accept"), conneg.NAMED_QUERY_OFFERS
+        ) == conneg.HTML:
+            return await self._named_query_page(named, values, bindings)
         prepared = prepare_local(named.sparql, bindings)
         if named.param(_FORMAT_PARAM) is not None:
             params.values.pop(_FORMAT_PARAM, None)
@@ -606,6 +622,35 @@ class KgServer:
             prepared.sparql,
             substitutions=prepared.substitutions or None,
             bindings=bindings,
+        )
+
+    async def _store_sources(self) -> list[dict[str, Any]]:
+        """The footer's sources for a page drawn from the whole store."""
+        rows = await self.running.result(story.store_sources_query())
+        base = self.config.base_iri
+        view = linked_data.Labeller(linked_data.Description(base), base)
+        return story.sources(view, story.rows_of(rows))
+
+    async def _named_query_page(
+        self, named: NamedQuery, values: Mapping[str, str], bindings: Mapping[str, Term]
+    ) -> Response:
+        """A named query opened in a browser: its answer as a table, with a link to download
+        it in each format the endpoint serves (the same URL with ?format=)."""
+        text = with_values(named.sparql, bindings)
+        form = shape_form(named.sparql)
+        answer = await self.running.result(await self._expand_search(text, bindings))
+        context = query_page.context(
+            named, values, form, answer, self.config.base_iri, f"/queries/{named.name}"
+        )
+        context["sources"] = await self._store_sources()
+        return Response(
+            render("query.html", context),
+            media_type="text/html; charset=utf-8",
+            headers={
+                "Vary": "Accept",
+                "Content-Security-Policy": _PAGE_CSP,
+                "X-Content-Type-Options": "nosniff",
+            },
         )
 
     # -- Linked Data ---------------------------------------------------------------------------
@@ -644,16 +689,13 @@ class KgServer:
             if desc.empty:
                 raise NotFoundError(f"the graph holds nothing about {iri}")
             if html:
-                view = linked_data._Page(desc, self.config.base_iri)
-                parts = (
-                    []
-                    if is_graph
-                    else await story.sections(
-                        pool, view, story.page_number(params.one("page")), early
-                    )
-                )
-                page = linked_data.render_html(
-                    desc, self.config.base_iri, is_graph=is_graph, sections=parts, page=view
+                page = await pages.entity_page(
+                    pool,
+                    desc,
+                    self.config.base_iri,
+                    is_graph=is_graph,
+                    number=story.page_number(params.one("page")),
+                    early=None if is_graph else early,
                 )
                 return Response(
                     page,
@@ -770,6 +812,9 @@ def create_app(source: Source, config: ServerConfig) -> Starlette:
         Route("/queries/{name}/sparql", server.named_query_text, methods=["GET"]),
         Route("/health", server.health, methods=["GET"]),
         *similar.routes(server),
+        # Leaderboards (kg/serve/leaderboards.py): the page, chart.svg and history.json of
+        # /leaderboard/{task}/{dataset}; before the entity routes, which answer its RDF forms.
+        *leaderboards.routes(server),
         Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static"),
         *(
             Route(f"/{kind}/{{rest:path}}", server.entity, methods=["GET"])

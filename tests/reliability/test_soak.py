@@ -1,4 +1,4 @@
-"""Endpoint soak: 8 clients for 60 s against a real `kg serve` on 127.0.0.1, mixing good
+"""Endpoint soak: 8 clients for 30 s against a real `kg serve` on 127.0.0.1, mixing good
 queries, syntax errors, runaway queries that must time out, oversized requests and updates
 without (or with a wrong) token. Every request gets the right status and body; a good
 query's latency is measured (its p99 against the unloaded time is judged by bench/soak.py,
@@ -258,7 +258,7 @@ def run_soak(tmp_path: Path, seconds: float) -> dict[str, Any]:
 
 
 def test_endpoint_soak(tmp_path: Path, request: pytest.FixtureRequest) -> None:
-    record_figures(request.config, "soak", run_soak(tmp_path, 60))
+    record_figures(request.config, "soak", run_soak(tmp_path, 30))
 
 
 @pytest.mark.slow
