@@ -275,6 +275,10 @@ CASES: dict[str, list[Case]] = {
         Case("mini", {"venue": "ICLR"}, [(":venue/iclr", "ICLR", "2020", "1")]),
         Case("seeds", {"venue": "EMNLP"}, [(":venue/emnlp", "EMNLP", "2020", "1")]),
     ],
+    "papers-per-year": [
+        # alpha 2019; beta and gamma 2020; delta 2018; epsilon 2021
+        Case("mini", {}, [("2018", "1"), ("2019", "1"), ("2020", "2"), ("2021", "1")]),
+    ],
     "samples-by-status": [
         Case(
             "mini",

@@ -523,6 +523,10 @@ def test_named_queries_answer_exactly_over_http(
     query = load_query(path)
     for case in CASES[query.name]:
         response = case_clients[case.graph].get(f"/queries/{query.name}", params=case.params)
+        if response.status_code == 404:  # a name that names nothing in this graph
+            assert not case.rows and not case.triples, response.text
+            assert response.json()["parameter"] in case.params
+            continue
         assert response.status_code == 200, response.text
         if response.headers["content-type"].startswith("text/turtle"):
             graph = parsed(response.content, "turtle")
@@ -565,7 +569,7 @@ def test_hostile_parameter_values_change_nothing(
     assert response.status_code == 200, response.text
     assert rows(response) == []
     shared = client.get("/queries/shared-methods", params={"paper": value})
-    assert shared.status_code in (200, 400)
+    assert shared.status_code in (200, 400, 404)  # 404: it names no paper
     assert rows(client.get("/sparql", params={"query": count})) == before
 
 

@@ -103,7 +103,7 @@ def export_command(
     graph_iri = resolve_graph(graph, state.base_iri) if graph is not None else None
     source: GraphStore = store
     if query is not None:
-        subset = subset_query(query, parse_assignments(param or []), state.base_iri)
+        subset = subset_query(query, parse_assignments(param or []), state.base_iri, store)
         source = construct(store, subset)
     from kg.cli.progress import shows_progress, working
 

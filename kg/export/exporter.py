@@ -525,11 +525,14 @@ class Subset:
     substitutions: Mapping[str, Term] = field(default_factory=dict)
 
 
-def subset_query(spec: str, params: Mapping[str, str], base_iri: str) -> Subset:
+def subset_query(
+    spec: str, params: Mapping[str, str], base_iri: str, store: GraphStore | None = None
+) -> Subset:
     """`NAME` (a named query in queries/) or `@file.rq`, with its parameters bound.
 
     A file that starts with a `#+` header is read as a named query (so it takes --param);
-    any other file is plain SPARQL.
+    any other file is plain SPARQL. With `store`, names, slugs and ids of things are looked
+    up there (kg.query.resolve), as `kg query` does.
     """
     from kg.query.named import bind, find_query, parse_query, prepare_local
 
@@ -552,7 +555,12 @@ def subset_query(spec: str, params: Mapping[str, str], base_iri: str) -> Subset:
     else:
         query = find_query(spec)
         name = query.name
-    prepared = prepare_local(query.sparql, bind(query, params, base_iri))
+    bindings = bind(query, params, base_iri)  # every value's form is checked first
+    if store is not None and any(p.cls for p in query.params if p.name in params):
+        from kg.query.resolve import resolve_values
+
+        bindings = bind(query, resolve_values(store, query, params, base_iri), base_iri)
+    prepared = prepare_local(query.sparql, bindings)
     return Subset(name, prepared.sparql, prepared.substitutions)
 
 
