@@ -772,11 +772,14 @@ class GraphStore:
         union: bool,
         default_graphs: list[str] | None,
         named_graphs: list[str] | None,
+        *,
+        check: bool = True,
     ) -> Any:
         subs: dict[ox.Variable, ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple] = {
             ox.Variable(k): _ox_term(v) for k, v in (substitutions or {}).items()
         }
-        _check_query_text(sparql)
+        if check:  # the limits meant for user text, not for the queries kg builds itself
+            _check_query_text(sparql)
         kwargs = self._dataset(sparql, union, default_graphs, named_graphs)
         if "default_graph" not in kwargs and not scan(sparql).has_dataset:
             self._hide_journal(kwargs)
@@ -841,8 +844,10 @@ class GraphStore:
 
         For bulk reads (millions of rows) where `query`'s typed terms cost more than the
         values: no term objects are built and nothing is held beyond the current row.
+        For kg's own queries only: the length and depth limits meant for user queries do not
+        apply (a VALUES block of stored IRIs may be long however it is chunked).
         """
-        result = self._run(sparql, None, union, None, None)
+        result = self._run(sparql, None, union, None, None, check=False)
         if not isinstance(result, ox.QuerySolutions):
             raise UsageError("select_values needs a SELECT query")
         width = len(result.variables)
