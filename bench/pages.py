@@ -1,4 +1,4 @@
-"""Entity pages and /similar on a served store (issue 18): p50/p95/max per kind of page.
+"""Entity pages and /similar on a served store (issues 18, 26): p50/p95/max per kind of page.
 
     python bench/pages.py --store kg-store [--sample 40] [--workers 4] [--write-doc]
 
@@ -7,7 +7,17 @@ entities of each kind, the HTML page a browser gets, twice (the second is timed:
 worker caches, as for a reader clicking around; every worker has made one similarity
 lookup before the first). Side by side, the same entities' plain Turtle description (the
 page before issue 18) is timed the same way; the ratio says what the story sections cost.
-/similar/{paper} is timed warm for the sampled papers too.
+/similar/{paper} is timed warm for the sampled papers too. Issue 26's page kinds
+(collection, area, repository, the dump and record sources, search and a named query in a
+browser) are timed the same way; `--kinds` picks some (the kinds an older checkout has, to
+run it side by side with this one).
+
+Leaderboards (issue 28): for --leaderboards random kg:Leaderboard IRIs, plus ImageNet image
+classification and the leaderboard with the most results, the page is timed on its first
+request (its three queries in the workers, then the render: cold), then the page, its
+chart.svg and its history.json are each asked once more and then --repeat times, timed
+(warm: the server keeps the last 64 leaderboards rendered until the store changes).
+`--only-leaderboards` skips the entity pages.
 """
 
 from __future__ import annotations
@@ -37,6 +47,19 @@ KINDS = {
     "task": "Task",
     "dataset": "Dataset",
     "author": "Author",
+    "collection": "Collection",
+    "area": "Area",
+    "repository": "Repository",
+    "dump": "Dump",
+    "record": "Record",
+}
+#: Pages that are no entity's: timed as they are (no Turtle side).
+FIXED = {
+    "search": ["/search?q=attention", "/search?q=image+classification", "/search?q=adam"],
+    "query": [
+        "/queries/tasks-in-area?area=audio",
+        "/queries/leaderboard?task=image-classification&dataset=imagenet&metric=Top%201%20Accuracy",
+    ],
 }
 
 
@@ -69,10 +92,18 @@ def main() -> None:
     parser.add_argument("--sample", type=int, default=40)
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--kinds", default=",".join([*KINDS, *FIXED]))
+    parser.add_argument("--leaderboards", type=int, default=20)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--only-leaderboards", action="store_true")
     args = parser.parse_args()
+    if args.only_leaderboards:
+        leaderboards(args)
+        return
     rng = random.Random(args.seed)
+    kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
     with GraphStore.open(args.store, read_only=True) as store:
-        chosen = {kind: sample(store, kind, args.sample, rng) for kind in KINDS}
+        chosen = {kind: sample(store, kind, args.sample, rng) for kind in kinds if kind in KINDS}
     app = create_app(Source(path=args.store), ServerConfig(base_iri=BASE, workers=args.workers))
     html = {"Accept": "text/html"}
     turtle = {"Accept": "text/turtle"}
@@ -96,16 +127,76 @@ def main() -> None:
                 plain.append(timed(client, path, turtle))
                 if kind == "paper":
                     similar.append(timed(client, "/similar/" + iri[len(BASE) :], {}))
+            if not pages:
+                continue
             every.extend(pages)
             ratio = statistics.median(pages) / statistics.median(plain)
             lines.append(
                 f"| {kind} | {len(iris)} | {stats(pages).replace(' | ', ' | ')} | "
                 f"{stats(plain)} | {ratio:.1f}× |"
             )
+        browser = {"Accept": "text/html,application/xhtml+xml,*/*;q=0.8"}
+        for kind, paths in FIXED.items():
+            if kind not in kinds:
+                continue
+            pages = [timed(client, path, browser) for path in paths for _ in range(3)]
+            every.extend(pages)
+            lines.append(f"| {kind} | {len(pages)} | {stats(pages)} | – | – | – | – |")
         lines.append("")
         lines.append(f"All HTML pages: p50 | p95 | max = {stats(every)}.")
         lines.append(f"/similar/{{paper}}, warm ({len(similar)} papers): {stats(similar)}.")
     load = os.getloadavg()[0]
+    lines.append(f"Load average (1 min) at the end: {load:.1f} on {os.cpu_count()} cores.")
+    print("\n".join(lines))
+
+
+def largest_leaderboard(store: GraphStore) -> str:
+    rows = store.select_values(
+        "SELECT ?b (COUNT(?r) AS ?n) WHERE { ?r <https://w3id.org/kg/ontology#inLeaderboard> ?b }"
+        " GROUP BY ?b ORDER BY DESC(?n) ?b LIMIT 1"
+    )
+    return str(next(iter(rows))[0])
+
+
+def leaderboards(args: argparse.Namespace) -> None:
+    """p50/p95/max of the leaderboard page, chart.svg and history.json, warm."""
+    rng = random.Random(args.seed)
+    with GraphStore.open(args.store, read_only=True) as store:
+        rows = store.select_values(
+            "SELECT ?b WHERE { ?b a <https://w3id.org/kg/ontology#Leaderboard> }"
+        )
+        boards = sorted(str(b) for (b,) in rows if b)
+        chosen = rng.sample(boards, min(args.leaderboards, len(boards)))
+        largest = largest_leaderboard(store)
+    imagenet = f"{BASE}leaderboard/image-classification/imagenet"
+    named = {"imagenet": imagenet, "largest": largest}
+    app = create_app(Source(path=args.store), ServerConfig(base_iri=BASE, workers=args.workers))
+    html = {"Accept": "text/html"}
+    forms = {"page": ("", html), "chart.svg": ("/chart.svg", {}), "history.json": ("/history.json", {})}
+    lines = [
+        f"Largest leaderboard: {largest[len(BASE):]}.",
+        "",
+        "| leaderboards | form | n | p50 | p95 | max |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    with TestClient(app) as client:
+        for label, iris in (*((k, [v]) for k, v in named.items()), (f"{len(chosen)} random", chosen)):
+            first: list[float] = []  # the first request: the three queries, then the render
+            for iri in iris:
+                start = time.perf_counter()
+                response = client.get("/" + iri[len(BASE) :], headers=html)
+                first.append(time.perf_counter() - start)
+                assert response.status_code == 200, (iri, response.status_code)
+            lines.append(f"| {label} | page, first request | {len(first)} | {stats(first)} |")
+            for form, (tail, headers) in forms.items():
+                times: list[float] = []
+                for iri in iris:
+                    path = "/" + iri[len(BASE) :] + tail
+                    for _ in range(args.repeat):
+                        times.append(timed(client, path, headers))
+                lines.append(f"| {label} | {form} | {len(times)} | {stats(times)} |")
+    load = os.getloadavg()[0]
+    lines.append("")
     lines.append(f"Load average (1 min) at the end: {load:.1f} on {os.cpu_count()} cores.")
     print("\n".join(lines))
 

@@ -7,14 +7,19 @@ One run, ratios against baselines measured side by side in the same run:
    (type, title, abstract, date): `Store.bulk_load` into a
    fresh on-disk store (the baseline), then `kg.search.rebuild` of the index from that store.
 2. Warm query latency p50/p95 through `StoreSearch.search` (snippets included, as
-   `kg search` and `/search` return them): one-word, three-word and phrase queries.
+   `kg search` and `/search` return them): one-word, three-word and phrase queries, for
+   papers (`--type paper`) and over all classes with the total and the counts per class
+   (`StoreSearch.find`, what `kg search` and `/search` run by default since issue 27), and a
+   prefix query (`word*`). Step 2 also runs against the code before issue 27 (which has no
+   `find`: its all-class search is timed instead), so the two can be measured side by side
+   on one kept store.
 3. A SPARQL join, "papers matching X issued since 2019, newest first", as a kg search block
    (`StoreSearch.expand` + the store's query) against the same join with a REGEX scan of
    the titles and abstracts.
 4. The index's disk size against the store's.
 
     .venv/bin/python bench/search.py [--papers 576261] [--out FILE.json] [--keep DIR]
-    .venv/bin/python bench/search.py --store DIR/store   # 2-3 again on a kept store
+    .venv/bin/python bench/search.py --store DIR/store [--no-join]   # 2-3 on a kept store
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from kg.search import StoreSearch, rebuild
 from kg.search.index import index_path
 
 BASE = "https://w3id.org/kg/id/paper/"
+JOIN = True
 
 
 def size(path: Path) -> int:
@@ -51,14 +57,19 @@ def pct(times: list[float], q: float) -> float:
 
 
 def latency(fn, queries: list[str]) -> dict[str, float]:  # type: ignore[no-untyped-def]
+    """Wall and CPU time per query (CPU time: the process's, every thread; on a machine
+    shared with other work it is the figure that load does not inflate)."""
     for q in queries[:20]:
         fn(q)
-    times = []
+    times, cpu = [], []
     for q in queries:
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         fn(q)
         times.append((time.perf_counter() - t) * 1000)
-    return {"p50_ms": round(statistics.median(times), 2), "p95_ms": round(pct(times, 0.95), 2)}
+        cpu.append((time.process_time() - c) * 1000)
+    return {"p50_ms": round(statistics.median(times), 2), "p95_ms": round(pct(times, 0.95), 2),
+            "cpu_p50_ms": round(statistics.median(cpu), 2),
+            "cpu_p95_ms": round(pct(cpu, 0.95), 2)}
 
 
 def main() -> None:
@@ -68,7 +79,11 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, help="build the store and index here, and keep them")
     parser.add_argument("--store", type=Path,
                         help="a store (and index) kept by --keep: measure only queries and joins")
+    parser.add_argument("--no-join", action="store_true",
+                        help="skip step 3 (its REGEX scan takes minutes at archive size)")
     args = parser.parse_args()
+    global JOIN
+    JOIN = not args.no_join
     if args.keep:
         args.keep.mkdir(parents=True)
     work = args.keep or Path(tempfile.mkdtemp(prefix="kg-search-bench-"))
@@ -153,6 +168,7 @@ def queries_and_joins(
         b = rng.choice(bodies)
         i = rng.randrange(max(1, len(b) - 3))
         qs["phrase"].append('"' + " ".join(b[i : i + 3]) + '"')
+    qs["prefix"] = [w[: max(3, len(w) - 3)] + "*" for w in qs["1-word"]]
     result["latency"] = {
         kind: latency(lambda q: search.search(q, "paper", 10), queries)
         for kind, queries in qs.items()
@@ -161,8 +177,24 @@ def queries_and_joins(
         kind: latency(lambda q: search.search(q, "paper", 10, snippets=False), queries)
         for kind, queries in qs.items()
     }
-    print(json.dumps(result["latency"]), json.dumps(result["latency_no_snippets"]),
-          flush=True)
+    find = getattr(search, "find", None)  # None: the code before issue 27
+    result["all_classes"] = "find (page 1, total, counts per class)" if find else "search"
+    result["latency_all_classes"] = {
+        kind: latency((lambda q: find(q, None, limit=10)) if find else
+                      (lambda q: search.search(q, None, 10)), queries)
+        for kind, queries in qs.items()
+    }
+    if find:
+        result["latency_all_classes_page_3"] = {
+            kind: latency(lambda q: find(q, None, page=3, limit=10), queries)
+            for kind, queries in qs.items()
+        }
+    for key in ("latency", "latency_no_snippets", "latency_all_classes",
+                "latency_all_classes_page_3"):
+        print(key, json.dumps(result.get(key)), flush=True)
+    if not JOIN:
+        store.close()
+        return
 
     join_words = ["graph neural", "reinforcement learning", "image segmentation"]
     joined, scanned, agree = [], [], True

@@ -96,12 +96,42 @@ class ParameterError(KgError):
     """A named query parameter is missing, unknown or of the wrong type."""
 
 
+class AmbiguousNameError(ParameterError):
+    """A name names several things of the kind asked for; `candidates` holds their IRIs."""
+
+    def __init__(
+        self,
+        message: str = "",
+        *,
+        parameter: str | Param | None = None,
+        candidates: tuple[str, ...] = (),
+    ) -> None:
+        super().__init__(message, parameter=parameter)
+        self.candidates = candidates
+
+
 class EndpointError(KgError):
     """A remote SPARQL endpoint is unreachable or answered with an error."""
 
 
 class NotFoundError(KgError):
     """A named thing (query, paper, graph) does not exist."""
+
+
+class UnknownNameError(NotFoundError):
+    """A name, slug or id names no thing of the kind asked for (kg.query.resolve).
+
+    `candidates` holds the IRIs of the nearest things, which the message lists."""
+
+    def __init__(
+        self,
+        message: str = "",
+        *,
+        parameter: str | Param | None = None,
+        candidates: tuple[str, ...] = (),
+    ) -> None:
+        super().__init__(message, parameter=parameter)
+        self.candidates = candidates
 
 
 class ForbiddenError(KgError):

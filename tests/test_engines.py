@@ -36,7 +36,7 @@ from kg.rdf.results import GraphResult, QueryResult, SelectResult, Term
 from kg.rdf.sparql_scan import located_tokens, scan
 from kg.rdf.store import GraphStore, parse_to_ntriples
 from kg.search.sparql import uses_search
-from tests.conftest import ROOT, run
+from tests.conftest import run
 from tests.engines_support import (
     Engine,
     Jena,
@@ -180,14 +180,16 @@ def difference(local: Answer, remote: Answer, ordered: bool) -> str | None:
 
 
 @pytest.fixture(scope="module")
-def example_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path]]:
-    """The README's example store and its N-Quads export, both made by the real CLI, and
-    beside the export (`kg.nt`) the merge as N-Triples, for a server's default graph."""
+def example_store(
+    tmp_path_factory: pytest.TempPathFactory, readme_store: Path
+) -> Iterator[tuple[Path, Path]]:
+    """The README's example store (shared, read only) and its N-Quads export, made by the
+    real CLI, and beside the export (`kg.nt`) the merge as N-Triples, for a server's default
+    graph."""
     directory = tmp_path_factory.mktemp("engines")
-    store, nquads = directory / "kg-store", directory / "kg.nq"
+    store, nquads = readme_store, directory / "kg.nq"
     kg = [sys.executable, "-m", "kg", "--store", str(store)]
     for args in (
-        ["ingest", str(ROOT / "examples")],
         ["export", "--format", "nquads", "--out", str(nquads)],
         ["export", "--format", "ntriples", "--out", str(nquads.with_suffix(".nt"))],
     ):

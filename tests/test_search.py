@@ -78,7 +78,7 @@ def test_the_seed_paper_comes_first(cli: CliRunner, examples_store: Path) -> Non
     done = run(cli, "--store", str(examples_store), "search", "attention is not only a weight",
                "--json")
     assert done.exit_code == 0, done.output
-    hits = json.loads(done.output)
+    hits = json.loads(done.stdout)["hits"]
     assert hits[0]["iri"] == SEED and hits[0]["label"] == SEED_TITLE
     assert hits[0]["year"] == 2020 and hits[0]["has_code"] is True
     assert "Word Alignment" in hits[0]["tasks"]
@@ -86,8 +86,8 @@ def test_the_seed_paper_comes_first(cli: CliRunner, examples_store: Path) -> Non
     marked = {hits[0]["snippet"][a:b].lower() for a, b in hits[0]["marks"]}
     assert marked and marked <= {"attention", "is", "not", "only", "a", "weight", "weights"}
     table = run(cli, "--store", str(examples_store), "search", "attention is not only a weight")
-    assert table.exit_code == 0 and table.output.lstrip().startswith("1 paper")
-    assert SEED_TITLE in table.output.splitlines()[0]
+    assert table.exit_code == 0 and table.stdout.lstrip().startswith("1 paper")
+    assert SEED_TITLE in table.stdout.splitlines()[0]
 
 
 def test_ingest_built_a_clean_index_that_a_rebuild_reproduces(
@@ -363,10 +363,10 @@ def test_a_changed_record_is_reindexed(tmp_path: Path, seed_paths: list[Path]) -
     old = next(d for d in before if d[0] == key)
     assert old not in after
     found = json.loads(kg("--store", str(store), "search", old[2], "--json", "--type",
-                          "paper").stdout or "[]")
+                          "paper").stdout or '{"hits": []}')["hits"]
     assert key not in [h["iri"] for h in found]
     zebra = json.loads(kg("--store", str(store), "search", "zebra crossing", "--json").stdout)
-    assert zebra[0]["iri"] == key
+    assert zebra["hits"][0]["iri"] == key
     # and the incremental index is what a rebuild gives
     with GraphStore.open(store, read_only=True) as s:
         rebuild(s, tmp_path / "fresh")
@@ -383,7 +383,7 @@ def test_a_store_without_an_index_gets_one(tmp_path: Path, seed_paths: list[Path
         build(store, [str(p) for p in seed_paths])
     done = kg("--store", str(path), "search", "vector norms", "--json")
     assert done.returncode == 0 and "does not exist yet" in done.stderr
-    assert json.loads(done.stdout)[0]["iri"] == SEED
+    assert json.loads(done.stdout)["hits"][0]["iri"] == SEED
     again = kg("--store", str(path), "search", "vector norms", "--json")
     assert "building" not in again.stderr
 
@@ -409,13 +409,13 @@ def test_an_ingest_killed_mid_way_leaves_an_index_that_is_rebuilt(
     time.sleep(3)  # a few batches in
     beside = kg("--store", str(store), "search", "vector norms", "--json")
     assert beside.returncode == 0 and "building" not in beside.stderr, beside.stderr
-    assert json.loads(beside.stdout)[0]["iri"] == SEED
+    assert json.loads(beside.stdout)["hits"][0]["iri"] == SEED
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     assert Index.open(index_path(store)).state()["state"] == "dirty"
     after = kg("--store", str(store), "search", "vector norms", "--json")
     assert after.returncode == 0 and "is stale" in after.stderr, after.stderr
-    assert json.loads(after.stdout)[0]["iri"] == SEED
+    assert json.loads(after.stdout)["hits"][0]["iri"] == SEED
     assert Index.open(index_path(store)).state()["state"] == "clean"
     # the rebuilt index agrees with the store (a writer would recover the store first:
     # the next ingest finishes the run, and its index again matches a rebuild)
@@ -432,3 +432,41 @@ def test_reindex(cli: CliRunner, tmp_path: Path, seed_paths: list[Path]) -> None
     done = run(cli, "--store", str(store), "search", "--reindex")
     assert done.exit_code == 0 and "rebuilt" in done.output
     assert os.path.isdir(index_path(store))
+
+
+def _union_of_blocks(n: int, limit: int = 1000) -> str:
+    block = (
+        "{ SERVICE <https://w3id.org/kg/search> { [] kgs:query \"attention\" ; "
+        f"kgs:limit {limit} ; kgs:hit ?paper }} }}"
+    )
+    return (
+        "PREFIX kgs: <https://w3id.org/kg/search#>\nSELECT ?paper WHERE { "
+        + " UNION ".join([block] * n)
+        + " }"
+    )
+
+
+def test_too_many_search_blocks_are_refused_before_any_search() -> None:
+    """Issue 31: 1,500 UNION'ed blocks (a 164 KB body) once ran 1,500 searches and grew the
+    text quadratically in the server; now they are counted first and no search runs."""
+    from kg.errors import QueryTooComplexError
+    from kg.search.sparql import MAX_BLOCKS, MAX_TOTAL_HITS
+
+    searched: list[str] = []
+
+    def search(text: str, type_: str | None, limit: int) -> list[Hit]:
+        searched.append(text)
+        return []
+
+    with pytest.raises(QueryTooComplexError, match="1,500 kg search blocks"):
+        expand(_union_of_blocks(1500), search)
+    assert searched == []
+    # many hits asked by few blocks: refused as well, before any search
+    few = MAX_TOTAL_HITS // 1000 + 1
+    assert few <= MAX_BLOCKS
+    with pytest.raises(QueryTooComplexError, match="hits in all"):
+        expand(_union_of_blocks(few), search)
+    assert searched == []
+    # within both limits the blocks run, one search each
+    expanded = expand(_union_of_blocks(3, limit=5), search)
+    assert searched == ["attention"] * 3 and expanded.count("VALUES (?paper)") == 3

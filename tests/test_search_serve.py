@@ -145,3 +145,27 @@ def test_an_ingest_beside_the_server_is_searchable(
         return bool(hits) and hits[0]["label"] == HOSTILE_TITLE
 
     wait_until(found)
+
+
+def test_a_search_block_bomb_is_refused_and_the_server_stays_small(
+    served: tuple[ServeProcess, Path],
+) -> None:
+    """Issue 31: 1,500 UNION'ed search blocks are refused (400) before any search runs, in
+    a worker (the main process stays small); a query with a few still answers."""
+    from tests.test_search import _union_of_blocks
+
+    proc = served[0]
+    before = _rss_mb(proc.proc.pid)
+    r = httpx.post(proc.sparql, data={"query": _union_of_blocks(1500)}, timeout=120)
+    assert r.status_code == 400 and "1,500 kg search blocks" in r.text, r.text[:300]
+    assert _rss_mb(proc.proc.pid) < before + 50
+    ok = httpx.post(proc.sparql, data={"query": _union_of_blocks(2, limit=3)}, timeout=60,
+                    headers={"Accept": "application/sparql-results+json"})
+    assert ok.status_code == 200, ok.text
+    assert proc.get("/health").json()["replaced"] == 0
+
+
+def _rss_mb(pid: int) -> float:
+    with open(f"/proc/{pid}/status", encoding="ascii") as f:
+        line = next(x for x in f if x.startswith("VmRSS:"))
+    return int(line.split()[1]) / 1024

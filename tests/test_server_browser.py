@@ -112,6 +112,25 @@ def test_the_query_page_runs_queries_and_shows_results(page: Any, server: str) -
     assert page.problems == []
 
 
+def test_the_query_page_takes_kgs_usual_prefixes(page: Any, server: str) -> None:
+    """`kg:Paper` with no PREFIX line: the editor marks no error and the endpoint answers."""
+    page.goto(f"{server}/")
+    page.wait_for_selector(".yasqe .CodeMirror")
+    # a prefix kg does not know is marked ...
+    page.eval_on_selector(
+        ".yasqe .CodeMirror", "e => e.CodeMirror.setValue('SELECT * { ?p a nope:Paper }')"
+    )
+    page.wait_for_selector(".yasqe .parseErrorIcon", timeout=10_000)
+    # ... and the mark goes once the query uses only kg's prefixes
+    query = "SELECT (COUNT(?p) AS ?n) WHERE { ?p a kg:Paper }"
+    page.eval_on_selector(".yasqe .CodeMirror", f"e => e.CodeMirror.setValue('{query}')")
+    page.wait_for_selector(".yasqe .parseErrorIcon", state="detached", timeout=10_000)
+    page.click(".yasqe_queryButton")
+    page.wait_for_selector(".yasr table tbody tr td", timeout=30_000)
+    assert '"2"' in page.inner_text(".yasr table tbody")
+    assert page.problems == []
+
+
 def test_a_syntax_error_shows_the_parsers_message(page: Any, server: str) -> None:
     page.goto(f"{server}/")
     page.wait_for_selector(".yasqe .CodeMirror")
@@ -231,3 +250,59 @@ def test_the_downloads_follow_the_querys_form(page: Any, server: str) -> None:
     body = Path(info.value.path()).read_text(encoding="utf-8")
     assert "Self-Attention Attribution" in body or "Attention is Not Only" in body
     assert page.problems == []
+
+
+#: One page of each kind on the README store, and the sections a reader comes for on it.
+PAGE_KINDS = {
+    "paper": ("/paper/self-attention-attribution-interpreting", ["#authors", "#code", "#similar", "#provenance"]),
+    "task": ("/task/image-classification", ["#description", "#benchmarks", "#methods", "#papers"]),
+    "dataset": ("/dataset/cifar-10", ["#tasks", "#benchmarks", "#papers"]),
+    "method": ("/method/transformer", ["#description", "#papers", "dl.facts"]),
+    "collection": ("/collection/attention-mechanisms", ["#methods"]),
+    "area": ("/area/audio", ["#tasks", "#collections"]),
+    "author": ("/author/yaru-hao", ["#papers", "#coauthors", "#tasks"]),
+    "repository": ("/repository/github.com/yrdddream/attattr", ["#papers", "#samples"]),
+    "dump": ("/dump/evaluation-tables/2020-08-28", ["#entries", "dl.facts"]),
+    "record": ("/graph/record/paper/self-attention-attribution-interpreting", ["dl.facts"]),
+    "search": ("/search?q=attention", ["ol.hits li"]),
+    "query": ("/queries/tasks-in-area?area=audio", ["#results table", "#downloads a"]),
+}
+
+
+@pytest.fixture(scope="module")
+def readme_server(readme_store: Path) -> Iterator[str]:
+    proc = ServeProcess(["--store", str(readme_store)], ["--workers", "2"])
+    try:
+        yield proc.url
+    finally:
+        code, log = proc.stop()
+        assert code == STOPPED and "Traceback" not in log, log
+
+
+@pytest.mark.parametrize("kind", list(PAGE_KINDS))
+def test_every_page_kind_shows_its_sections(browser: Any, readme_server: str, kind: str) -> None:
+    """Each page kind, opened in Chromium on the README store, has its key sections and the
+    source footer (snapshot date, licence). KG_SCREENSHOTS=docs/ saves docs/page-KIND.png."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    problems: list[str] = []
+    page.on("pageerror", lambda exc: problems.append(str(exc)))
+    page.on(
+        "request",
+        lambda r: None if r.url.startswith((readme_server, "data:")) else problems.append(r.url),
+    )
+    try:
+        path, sections = PAGE_KINDS[kind]
+        response = page.goto(readme_server + path)
+        assert response is not None and response.status == 200
+        for selector in sections:
+            assert page.query_selector(selector) is not None, (kind, selector)
+        assert page.inner_text("h1").strip()
+        footer = page.inner_text("footer.source")
+        if kind not in ("search", "query"):
+            assert "Data as of" in footer and "CC BY-SA 4.0" in footer, footer
+        shots = os.environ.get("KG_SCREENSHOTS")
+        if shots:
+            page.screenshot(path=str(Path(shots) / f"page-{kind}.png"))
+        assert problems == []
+    finally:
+        page.close()

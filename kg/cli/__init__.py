@@ -4,6 +4,7 @@ from kg.cli import (
     core,  # noqa: F401  (registers ingest, stats, sparql, validate)
     export,  # noqa: F401  (registers export, void)
     graph,  # noqa: F401  (registers project, similar, shared, communities)
+    leaderboard,  # noqa: F401  (registers leaderboard)
     query,  # noqa: F401  (registers query)
     search,  # noqa: F401  (registers search)
     serve,  # noqa: F401  (registers serve)

@@ -16,7 +16,6 @@ from kg.cli.app import (
     MaxMemory,
     ResultFormat,
     command,
-    emit,
     err,
     memory_limited,
     out,
@@ -97,8 +96,7 @@ def ingest(
     bad record is reported (file, record, field) without stopping the others.
     Exit code 1 if any record was rejected.
     """
-    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
+    from kg.cli.progress import ingest_progress, shows_progress
     from kg.ingest.identity import Iris
     from kg.ingest.ingestor import KINDS, Ingestor
 
@@ -115,26 +113,8 @@ def ingest(
     def on_error(error: RecordError) -> None:
         err.print(f"[red]rejected[/] {escape(str(error))}", highlight=False, markup=True)
 
-    show = not quiet and err.is_terminal
-    with Progress(
-        SpinnerColumn(),
-        TextColumn("{task.description}"),
-        TimeElapsedColumn(),
-        console=err,
-        transient=True,
-        disable=not show,
-    ) as bar:
-        task = bar.add_task("reading", total=None)
-
-        def on_progress(report: IngestReport) -> None:
-            bar.update(
-                task,
-                description=(
-                    f"{report.read:,} read · {report.added:,} added · {report.updated:,} updated · "
-                    f"{report.unchanged:,} unchanged · {report.rejected:,} rejected"
-                ),
-            )
-
+    show = shows_progress(quiet=quiet, as_json=as_json)
+    with ingest_progress(show, from_stdin="-" in paths) as on_progress:
         ingestor = Ingestor(
             store,
             Iris(state.base_iri),
@@ -233,20 +213,18 @@ def sparql(
     """Run an ad-hoc SPARQL query (the default graph is the merge of all graphs: each fact once)."""
     text = read_query_text(query)
     if endpoint:
+        from kg.cli.output import write_result
         from kg.query.remote import Endpoint
 
         result = Endpoint(endpoint, timeout=timeout).query(text)
-        from kg.cli.output import render
-
-        emit(render(result, fmt, base_iri=state.base_iri))
+        write_result(result, fmt, base_iri=state.base_iri)
         return
 
     def run() -> None:
-        from kg.cli.output import render
+        from kg.cli.output import write_result
         from kg.cli.search import expand_search
 
-        result = state.store().query(expand_search(text))
-        emit(render(result, fmt, base_iri=state.base_iri))
+        write_result(state.store().stream(expand_search(text)), fmt, base_iri=state.base_iri)
 
     memory_limited(max_memory_mb, run)
 

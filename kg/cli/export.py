@@ -105,8 +105,14 @@ def export_command(
     if query is not None:
         subset = subset_query(query, parse_assignments(param or []), state.base_iri)
         source = construct(store, subset)
+    from kg.cli.progress import shows_progress, working
+
+    show = shows_progress(as_json=as_json)
     if out_path == "-":
-        with output_stream(sys.stdout.buffer, compress) as stream:
+        with (
+            working(f"exporting {spec.name} to stdout", show=show),
+            output_stream(sys.stdout.buffer, compress) as stream,
+        ):
             report = export(source, stream, spec.name, graph=graph_iri)
         sys.stdout.buffer.flush()
         where = "stdout"
@@ -123,7 +129,8 @@ def export_command(
             )
         )
         check_destination(path)
-        report = export_file(source, spec.name, path, compress=compress, graph=graph_iri)
+        with working(f"exporting {spec.name} to {path}", show=show):
+            report = export_file(source, spec.name, path, compress=compress, graph=graph_iri)
         where = str(path)
     for skipped in report.skipped_graphs:
         err.print(
@@ -196,10 +203,13 @@ def void_command(
                 "run kg export first (or give --dump URL)",
                 highlight=False,
             )
-    description = describe(
-        state.store(), state.base_iri, dumps=urls, sparql_endpoint=sparql_endpoint
-    )
-    data = description.serialize(spec.name)
+    from kg.cli.progress import shows_progress, working
+
+    with working("counting classes, properties and vocabularies", show=shows_progress()):
+        description = describe(
+            state.store(), state.base_iri, dumps=urls, sparql_endpoint=sparql_endpoint
+        )
+        data = description.serialize(spec.name)
     if out_path == "-":
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()

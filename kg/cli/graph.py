@@ -169,10 +169,18 @@ def project_command(
     if path.is_dir():
         raise UsageError(f"--out {path} is a directory; give a file name ending in .graphml")
     fmt = graph_format(path)
+    from kg.cli.progress import shows_progress, working
     from kg.graph.projections import project, write_graph
 
-    graph = project(state.store(), spec.name, by=by, min_weight=min_weight, max_share=max_share)
-    write_graph(graph, path)
+    with working(f"projecting {spec.name}", show=shows_progress(as_json=as_json)) as progress:
+        graph = project(
+            state.store(), spec.name, by=by, min_weight=min_weight, max_share=max_share
+        )
+        progress.step(
+            f"writing {graph.number_of_nodes():,} nodes and {graph.number_of_edges():,} edges "
+            f"to {path}"
+        )
+        write_graph(graph, path)
     summary = {
         "kind": spec.name,
         "file": str(path),
@@ -244,32 +252,37 @@ def communities_command(
     store = state.store()
     naming_relations = tuple(r.strip() for r in name_by.split(",") if r.strip())
     relations = (spec.relation,) if spec.relation else relation_names(by)
+    from kg.cli.progress import shows_progress, working
     from kg.graph.analytics import communities as find_communities
     from kg.graph.analytics import components, describe, pagerank
     from kg.graph.incidence import labels, load_incidence
     from kg.graph.projections import project
 
-    incidence = load_incidence(store, tuple(dict.fromkeys((*relations, *naming_relations))))
-    graph = project(
-        store,
-        spec.name,
-        by=by,
-        min_weight=min_weight,
-        max_share=max_share,
-        incidence=incidence,
-    )
-    groups = find_communities(graph, seed=seed, resolution=resolution, backend=backend)
-    parts = components(graph, backend=backend)
-    ranks = pagerank(graph, backend=backend)
-    found = describe(
-        graph,
-        groups,
-        incidence.only(naming_relations),
-        incidence.only(relations),
-        top=top,
-        ranks=ranks,
-    )
-    names = labels(store, [t.iri for c in found for t in c.terms])
+    with working("reading the relations", show=shows_progress(as_json=as_json)) as progress:
+        incidence = load_incidence(store, tuple(dict.fromkeys((*relations, *naming_relations))))
+        progress.step(f"projecting {spec.name}")
+        graph = project(
+            store,
+            spec.name,
+            by=by,
+            min_weight=min_weight,
+            max_share=max_share,
+            incidence=incidence,
+        )
+        progress.step(f"finding communities in {graph.number_of_edges():,} edges")
+        groups = find_communities(graph, seed=seed, resolution=resolution, backend=backend)
+        progress.step("ranking and naming the communities")
+        parts = components(graph, backend=backend)
+        ranks = pagerank(graph, backend=backend)
+        found = describe(
+            graph,
+            groups,
+            incidence.only(naming_relations),
+            incidence.only(relations),
+            top=top,
+            ranks=ranks,
+        )
+        names = labels(store, [t.iri for c in found for t in c.terms])
     node_label = {n: d.get("label", n) for n, d in graph.nodes(data=True)}
     if as_json:
         _dump(

@@ -1,8 +1,20 @@
-"""Printing query results in the formats users ask for."""
+"""Printing query results in the formats users ask for, row by row as they arrive.
+
+Every format streams: json, xml, csv and tsv through kg's one results writer
+(kg.rdf.stream over Oxigraph's serialisers), the table as text. On a pipe the table is
+plain aligned text whose column widths come from its first rows, written batch by batch;
+on a terminal it shows a screen's worth of rows (IRIs shortened with kg's prefixes and
+wrapped, never cut; a table wider than the screen one row per block of lines) and says how
+many rows it showed of how many.
+"""
 
 from __future__ import annotations
 
-from rich.table import Table
+import sys
+from collections.abc import Callable, Iterable, Iterator, Mapping
+
+from rich.console import Console
+from rich.table import Column, Table
 from rich.text import Text
 
 from kg.errors import UsageError
@@ -11,48 +23,201 @@ from kg.rdf.results import (
     AskResult,
     GraphResult,
     QueryResult,
-    SelectResult,
-    table_rows,
+    Row,
+    SelectStream,
+    compact,
 )
 from kg.rdf.vocab import PREFIXES
 
 TABULAR_FORMATS = ("table", *(f.name for f in RESULTS_FORMATS))
+#: Rows whose cells set a piped table's column widths, and the widest column padded to.
+WIDTH_SAMPLE = 100
+MAX_COLUMN = 60
+#: Fewest rows a terminal table shows, however small the screen.
+MIN_SCREEN_ROWS = 10
 
 
-def render(result: QueryResult, fmt: str, *, base_iri: str = "") -> str | Table:
-    """The text (or a rich Table) for `result` in `fmt`."""
+def _check(result: QueryResult | SelectStream, fmt: str) -> str | None:
+    """The RDF format a graph result is printed in (None for SELECT/ASK), or a UsageError."""
     if isinstance(result, GraphResult):
-        if fmt == "table":
-            fmt = "turtle"
-        spec = find_rdf_format(fmt)
+        spec = find_rdf_format("turtle" if fmt == "table" else fmt)
         if spec is None or spec.name not in WRITABLE_RDF:
             raise UsageError(
                 f"--format {fmt} is for SELECT/ASK; a CONSTRUCT/DESCRIBE result takes "
                 f"one of: {', '.join(WRITABLE_RDF)}"
             )
-        from kg.export.rdfio import graph_text
-
-        return graph_text(result.ntriples, spec.name)
+        return spec.name
     if fmt not in TABULAR_FORMATS:
         raise UsageError(
             f"--format {fmt} is for CONSTRUCT/DESCRIBE; a SELECT/ASK result takes "
             f"one of: {', '.join(TABULAR_FORMATS)}"
         )
-    if fmt != "table":
-        from kg.rdf.store import serialize_results
+    return None
 
-        return serialize_results(result, fmt).decode("utf-8")
+
+def table_prefixes(base_iri: str = "") -> dict[str, str]:
+    """The prefixes a table shortens IRIs with: kg's, and `:` for the base IRI."""
+    return {"": base_iri, **PREFIXES} if base_iri else dict(PREFIXES)
+
+
+def write_result(
+    result: QueryResult | SelectStream,
+    fmt: str,
+    *,
+    base_iri: str = "",
+    console: Console | None = None,
+) -> int | None:
+    """Print `result` in `fmt` on standard output (rich `console` for a terminal table),
+    rows as they come; returns the number of SELECT rows, None for other results."""
+    rdf = _check(result, fmt)
+    if isinstance(result, GraphResult):
+        from kg.export.rdfio import graph_text
+
+        assert rdf is not None
+        _text(graph_text(result.ntriples, rdf))
+        return None
     if isinstance(result, AskResult):
-        return "yes" if result.value else "no"
-    return as_table(result, base_iri)
+        if fmt == "table":
+            _text("yes" if result.value else "no")
+        else:
+            from kg.rdf.store import serialize_results
+
+            _text(serialize_results(result, fmt).decode("utf-8"))
+        return None
+    rows: Iterable[Row] = result.rows
+    if fmt != "table":
+        from kg.rdf.stream import write_results
+
+        sys.stdout.flush()
+        n = write_results(result.variables, rows, fmt, sys.stdout.buffer)
+        if fmt in ("json", "xml"):
+            sys.stdout.buffer.write(b"\n")
+            sys.stdout.buffer.flush()
+        return n
+    if console is None:
+        from kg.cli.app import out
+
+        console = out
+    prefixes = table_prefixes(base_iri)
+    if console.is_terminal:
+        count_rest = result.count_rest if isinstance(result, SelectStream) else None
+        return screen_table(result.variables, iter(rows), prefixes, console, count_rest)
+    return plain_table(result.variables, rows, prefixes, sys.stdout)
 
 
-def as_table(result: SelectResult, base_iri: str = "") -> Table:
-    prefixes = dict(PREFIXES)
-    if base_iri:
-        prefixes = {"": base_iri, **prefixes}
-    table = Table(*result.variables, show_lines=False, header_style="bold")
-    for row in table_rows(result, prefixes):
-        table.add_row(*(Text(cell) for cell in row))  # data, not markup: "[/red]" is text
-    table.caption = f"{len(result.rows)} row{'s' if len(result.rows) != 1 else ''}"
-    return table
+def _text(text: str) -> None:
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    sys.stdout.flush()
+
+
+def _cell(value: str) -> str:
+    """A cell on one line: line breaks and tabs of a literal written as escapes."""
+    if "\n" in value or "\r" in value or "\t" in value:
+        value = value.replace("\r", "\\r").replace("\n", "\\n").replace("\t", "\\t")
+    return value
+
+
+def _cells(rows: Iterable[Row], prefixes: Mapping[str, str]) -> Iterator[list[str]]:
+    for row in rows:
+        yield [_cell(compact(t, prefixes)) for t in row]
+
+
+def _rows_word(n: int) -> str:
+    return f"{n:,} row{'s' if n != 1 else ''}"
+
+
+def plain_table(
+    variables: list[str], rows: Iterable[Row], prefixes: Mapping[str, str], out: object
+) -> int:
+    """Aligned text, written batch by batch: widths from the first rows, nothing cut (a
+    longer cell pushes the rest of its line over). Returns the number of rows."""
+    from kg.rdf.stream import batches
+
+    write = out.write  # type: ignore[attr-defined]
+    flush = out.flush  # type: ignore[attr-defined]
+    widths: list[int] = []
+    n = 0
+
+    def line(cells: list[str]) -> str:
+        padded = [c.ljust(w) for c, w in zip(cells[:-1], widths, strict=False)]
+        return "  ".join([*padded, cells[-1]]).rstrip() + "\n" if cells else "\n"
+
+    for batch in batches(_cells(rows, prefixes), first=WIDTH_SAMPLE):
+        if not widths:
+            widths = [
+                min(MAX_COLUMN, max([len(v), *(len(r[i]) for r in batch)]))
+                for i, v in enumerate(variables)
+            ]
+            write(line(variables) + line(["-" * w for w in widths]))
+        write("".join(line(r) for r in batch))
+        flush()
+        n += len(batch)
+    if not widths:
+        widths = [len(v) for v in variables]
+        write(line(variables) + line(["-" * w for w in widths]))
+    write(_rows_word(n) + "\n")
+    flush()
+    return n
+
+
+def screen_table(
+    variables: list[str],
+    rows: Iterator[Row],
+    prefixes: Mapping[str, str],
+    console: Console,
+    count_rest: Callable[[], int] | None = None,
+) -> int:
+    """A screen's worth of rows as a rich table on the terminal, then the count of all
+    (`count_rest` counts the rows not read yet faster than reading them)."""
+    width, height = console.size
+    cells = _cells(rows, prefixes)
+    natural = 0
+    sample: list[list[str]] = []
+    wide = False
+    budget = max(MIN_SCREEN_ROWS, height - 7)
+    for r in cells:
+        sample.append(r)
+        if len(sample) == 1:
+            natural = sum(max(len(v), len(c)) + 3 for v, c in zip(variables, r, strict=True))
+            wide = natural + 1 > width and len(variables) > 1
+            if wide:  # one row per block of lines: variable names down the left
+                budget = max(MIN_SCREEN_ROWS, (height - 3) // (len(variables) + 1))
+        if len(sample) > budget:
+            break
+    shown = sample[:budget]
+    if wide:
+        _blocks(variables, shown, console)
+    else:
+        table = Table(
+            *(Column(v, overflow="fold") for v in variables),
+            show_lines=False,
+            header_style="bold",
+        )
+        for r in shown:
+            table.add_row(*(Text(c) for c in r))  # data, not markup: "[/red]" is text
+        console.print(table)
+    total = len(sample)
+    if total > budget:
+        with console.status("counting the rows"):
+            total += count_rest() if count_rest is not None else sum(1 for _ in cells)
+        console.print(
+            f"{len(shown):,} of {_rows_word(total)} shown (a screen's worth); pipe the output "
+            "or use --format tsv to see them all",
+            highlight=False,
+        )
+    else:
+        console.print(_rows_word(total), highlight=False)
+    return total
+
+
+def _blocks(variables: list[str], rows: list[list[str]], console: Console) -> None:
+    grid_width = max(len(v) for v in variables)
+    for i, r in enumerate(rows, 1):
+        console.rule(Text(f"row {i:,}"), align="left", style="dim")
+        grid = Table.grid(padding=(0, 2))
+        grid.add_column(style="bold", width=grid_width, no_wrap=True)
+        grid.add_column(overflow="fold")
+        for v, c in zip(variables, r, strict=True):
+            grid.add_row(v, Text(c))
+        console.print(grid)
+

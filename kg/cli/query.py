@@ -108,14 +108,14 @@ def query_command(
 
       kg query papers-by-author --param "author=Goro Kobayashi" --format csv
     """
-    from kg.cli.output import render
+    from kg.cli.output import write_result
     from kg.query.named import (
         bind,
         find_query,
         load_queries,
         parse_assignments,
-        run_local,
         run_remote,
+        stream_local,
         with_values,
     )
     from kg.rdf.results import SelectResult
@@ -129,7 +129,15 @@ def query_command(
     if describe:
         _describe(named)
         return
-    bindings = bind(named, parse_assignments(param or []), state.base_iri)
+    values = parse_assignments(param or [])
+    bindings = bind(named, values, state.base_iri)  # checks every value's form first
+    if any(p.cls for p in named.params if p.name in values):  # names, slugs, ids -> IRIs
+        from kg.query.remote import Endpoint
+        from kg.query.resolve import resolve_values
+
+        source = Endpoint(endpoint, timeout=timeout) if endpoint else state.store()
+        values = resolve_values(source, named, values, state.base_iri)
+        bindings = bind(named, values, state.base_iri)
     if show_sparql:
         emit(with_values(named.sparql, bindings))
         return
@@ -145,9 +153,9 @@ def query_command(
         named = replace(named, sparql=expand_search(named.sparql, bindings))
 
         def run() -> None:
-            local = run_local(state.store(), named, bindings, limit=limit)
-            emit(render(local, fmt, base_iri=state.base_iri))
+            local = stream_local(state.store(), named, bindings, limit=limit)
+            write_result(local, fmt, base_iri=state.base_iri)
 
         memory_limited(max_memory_mb, run)
         return
-    emit(render(result, fmt, base_iri=state.base_iri))
+    write_result(result, fmt, base_iri=state.base_iri)

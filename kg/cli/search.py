@@ -48,19 +48,28 @@ def search(
             "repository.",
         ),
     ] = None,
-    top: Annotated[int, typer.Option("--top", "-n", min=1, max=10_000, help="Hits to show.")] = 10,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the hits as JSON.")] = False,
+    limit: Annotated[
+        int, typer.Option("--limit", "--top", "-n", min=1, max=10_000, help="Hits per page.")
+    ] = 10,
+    page: Annotated[int, typer.Option("--page", "-p", min=1, help="Which page of hits.")] = 1,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the page as JSON: hits, total, counts per class.")
+    ] = False,
     reindex: Annotated[
         bool, typer.Option("--reindex", help="Rebuild the search index from the store first.")
     ] = False,
 ) -> None:
-    """Search titles, abstracts, names and descriptions, best match first.
+    """Search titles, abstracts, names, descriptions and identifiers, best match first.
 
-    Papers show their year, tasks and whether they have code. Examples:
+    An arXiv id, DOI, slug or owner/name finds its entity first, then whole-name matches,
+    then the rest with the classes interleaved. Papers show their year, tasks and whether
+    they have code. Examples:
 
       kg search "attention is not only a weight"
 
-      kg search 'transf*' --type method --top 5 --json
+      kg search 2004.10102
+
+      kg search 'transf*' --type method --limit 5 --page 2 --json
     """
     from kg.search import rebuild
     from kg.search.query import mark
@@ -77,14 +86,23 @@ def search(
             return
     found = store_search(store)
     assert query is not None
-    hits = found.described(found.search(query, type_, top))
+    results = found.find(query, type_, page=page, limit=limit)
+    hits = found.described(results.hits)
     if as_json:
-        emit(json.dumps(hits, indent=1, ensure_ascii=False))
+        emit(json.dumps(results.as_json(query, type_, hits), indent=1, ensure_ascii=False))
         return
-    if not hits:
+    if not results.total:
         err.print("no hits", highlight=False)
         return
-    for rank, hit in enumerate(hits, 1):
+    counts = " · ".join(f"{kind} {n:,}" for kind, n in results.counts.items())
+    if not hits:
+        err.print(f"no hits on page {page}: {results.total:,} hits make {results.pages:,} "
+                  f"page{'s' if results.pages != 1 else ''} of {limit}", highlight=False)
+        return
+    last = results.first + len(hits) - 1
+    err.print(f"hits {results.first:,}–{last:,} of {results.total:,}"
+              + (f" {type_}s" if type_ else "") + f"  ({counts})", highlight=False)
+    for rank, hit in enumerate(hits, results.first):
         extra = ""
         if hit["type"] == "paper":
             tasks = ", ".join(hit.get("tasks") or [])  # type: ignore[arg-type]
@@ -100,3 +118,8 @@ def search(
         snippet = " ".join(marked.split())
         if snippet:
             out.print(f"      {snippet}", highlight=False)
+    if results.has_next or results.has_previous:
+        moves = [f"--page {results.page - 1} for the previous"] if results.has_previous else []
+        moves += [f"--page {results.page + 1} for the next"] if results.has_next else []
+        err.print(f"page {results.page:,} of {results.pages:,}: " + ", ".join(moves),
+                  highlight=False)

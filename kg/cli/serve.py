@@ -104,6 +104,36 @@ def serve(
             show_default=False,
         ),
     ] = None,
+    header_timeout: Annotated[
+        float,
+        typer.Option(min=0.1, help="Seconds a client may take to send a request's headers."),
+    ] = 10.0,
+    body_timeout: Annotated[
+        float, typer.Option(min=0.1, help="Seconds a client may take to send a request body.")
+    ] = 30.0,
+    max_connections: Annotated[
+        int,
+        typer.Option(
+            min=8, help="Open connections in all (kept below the process's descriptor limit)."
+        ),
+    ] = 1000,
+    max_connections_per_client: Annotated[
+        int, typer.Option(min=1, help="Open connections from one client address.")
+    ] = 32,
+    client_workers: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Workers one client address may hold at once (default: half of --workers).",
+            show_default=False,
+        ),
+    ] = None,
+    client_queue: Annotated[
+        int,
+        typer.Option(
+            min=0, help="Queries of one client that wait for its share; more get 503 at once."
+        ),
+    ] = 32,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No access log.")] = False,
     max_memory_mb: Annotated[
         int | None,
@@ -125,6 +155,7 @@ def serve(
     import uvicorn
 
     from kg.serve.app import ServerConfig, create_app
+    from kg.serve.guard import ACCEPT_BATCH, ConnectionLimits, guarded_protocol
     from kg.serve.pool import Source
 
     # Open first, for writing when updates are allowed: a busy store fails here, before a
@@ -149,8 +180,18 @@ def serve(
         queries_dir=queries,
         public_base=public_base,
         max_memory_mb=max_memory_mb,
+        body_timeout=body_timeout,
+        client_workers=client_workers,
+        client_queue=client_queue,
     )
     app = create_app(source, config)
+    protocol, _ = guarded_protocol(
+        ConnectionLimits(
+            header_timeout=header_timeout,
+            max_connections=max_connections,
+            max_per_client=max_connections_per_client,
+        )
+    )
     sock = _bind(host, port)
     bound_host, bound_port = sock.getsockname()[:2]
     shown_host = f"[{bound_host}]" if ":" in bound_host else bound_host
@@ -162,6 +203,9 @@ def serve(
             lifespan="on",
             timeout_graceful_shutdown=5,
             server_header=False,
+            http=protocol,
+            timeout_keep_alive=5,
+            backlog=ACCEPT_BATCH,
         )
     )
     failure: list[KgError] = []

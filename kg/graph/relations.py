@@ -13,7 +13,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from kg.errors import UsageError
-from kg.rdf.vocab import KG, STD
+from kg.rdf.vocab import PAPER_TO
 
 
 @dataclass(frozen=True)
@@ -29,24 +29,16 @@ class Relation:
 RELATIONS: dict[str, Relation] = {
     r.name: r
     for r in (
+        Relation("methods", "Method", PAPER_TO.method, "methods the paper uses or introduces"),
+        Relation("repositories", "Repository", PAPER_TO.repository, "code repositories linked"),
         Relation(
-            "methods",
-            "Method",
-            f"{KG.usesMethod}|{KG.introducesMethod}",
-            "methods the paper uses or introduces",
+            "tasks", "Task", PAPER_TO.task, "tasks the paper addresses or reports results on"
         ),
-        Relation("repositories", "Repository", KG.hasRepository, "code repositories linked"),
-        Relation(
-            "tasks",
-            "Task",
-            f"{KG.hasTask}|({KG.hasResult}/{KG.onTask})",
-            "tasks the paper addresses or reports results on",
-        ),
-        Relation("authors", "Author", STD.creator, "authors"),
+        Relation("authors", "Author", PAPER_TO.author, "authors"),
         Relation(
             "datasets",
             "Dataset",
-            f"{KG.introducesDataset}|({KG.hasResult}/{KG.onDataset})",
+            PAPER_TO.dataset,
             "datasets the paper introduces or reports results on",
         ),
     )

@@ -32,7 +32,6 @@ blocks of papers with sparse matrix products.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -51,11 +50,8 @@ from kg.graph.relations import (
     fallback_label,
     relation_names,
 )
-from kg.ingest.identity import arxiv_id, slug_from_url
-from kg.rdf.results import AskResult
+from kg.query.resolve import resolve
 from kg.rdf.store import GraphStore
-from kg.rdf.terms import segment
-from kg.rdf.vocab import KG, STD
 
 Array = np.ndarray
 # Scores are rounded so that equal scores computed in different orders tie exactly, and
@@ -729,72 +725,13 @@ class SimilarityIndex:
 # --- papers by name -----------------------------------------------------------------------
 
 
-def _is_paper(store: GraphStore, iri: str) -> bool:
-    result = store.query(f"ASK {{ <{iri}> a {KG.Paper} }}")
-    return isinstance(result, AskResult) and result.value
-
-
 def resolve_paper(store: GraphStore, ref: str, base_iri: str) -> str:
-    """The IRI of the paper `ref` names: a PwC slug or URL, an arXiv id or URL, or an IRI.
+    """The IRI of the paper `ref` names: a PwC slug or URL, an arXiv id (with or without
+    version or `arXiv:`) or URL, a title in any case, or an IRI (kg.query.resolve).
 
-    Raises NotFoundError with the nearest slugs and titles when nothing matches.
+    Raises UnknownNameError (a NotFoundError) with the nearest papers when nothing matches.
     """
-    text = ref.strip()
-    if not text:
-        raise UsageError("give a paper: a Papers-with-Code slug, an arXiv id or a paper IRI")
-    candidates: list[str] = []
-    slug = slug_from_url(text, "paper")
-    arxiv = arxiv_id(text)
-    if "://" in text and slug is None and arxiv is None:
-        if "<" in text or ">" in text or " " in text:
-            raise UsageError(f"{text!r} is not an IRI")
-        candidates.append(text)
-    local = text.removeprefix(base_iri)
-    if local.startswith("paper/"):
-        candidates.append(base_iri + local)
-    slug = slug or (text if "://" not in text and "/" not in text else None)
-    for iri in candidates:
-        if _is_paper(store, iri):
-            return iri
-    if arxiv:
-        found = store.subjects_with(KG.arxivId[1:-1], arxiv)
-        if found:
-            return found[0]
-    if slug:
-        found = store.subjects_with(KG.pwcSlug[1:-1], slug)
-        if found:
-            return found[0]
-        iri = f"{base_iri}paper/{segment(slug)}"
-        if _is_paper(store, iri):
-            return iri
-    near = near_matches(store, text)
-    hint = f"; did you mean: {', '.join(near)}?" if near else ""
-    raise NotFoundError(
-        f"no paper {text!r} in the store{hint} "
-        "(give a Papers-with-Code slug, an arXiv id with or without version, or a paper IRI)"
-    )
-
-
-_NAMES_QUERY = f"""SELECT ?paper ?slug ?title WHERE {{
-  ?paper a {KG.Paper} .
-  OPTIONAL {{ ?paper {KG.pwcSlug} ?slug }}
-  OPTIONAL {{ ?paper {STD.title} ?title }}
-}}"""
-
-
-def near_matches(store: GraphStore, ref: str, n: int = 5) -> list[str]:
-    """Slugs (or titles, for papers without one) that look like `ref`, closest first."""
-    names: dict[str, str] = {}
-    for paper, slug, title in store.select_values(_NAMES_QUERY):
-        if slug:
-            names[slug.lower()] = slug
-        elif title:
-            names[title.lower()] = title
-        elif paper:
-            names[paper.lower()] = paper
-    wanted = ref.strip().lower()
-    found = difflib.get_close_matches(wanted, list(names), n=n, cutoff=0.6)
-    return [names[f] for f in found]
+    return resolve(store, "paper", ref, base_iri, parameter="paper").iri
 
 
 # --- the library entry points -------------------------------------------------------------

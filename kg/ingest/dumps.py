@@ -40,6 +40,7 @@ from kg.ingest.mapping import (
     code_link_key,
     content_hash,
     result_id,
+    result_keys,
     web_iri,
 )
 from kg.ingest.values import iso_date
@@ -666,7 +667,7 @@ class EvaluationMapper(DumpMapper):
                 for metric in sota.texts("metrics"):
                     self.add(b, KG.leaderboardMetric, literal(clean_name(metric)))
                 for row in sota.objects("rows"):
-                    self.map_row(row, t, d, board, task_name, full_name)
+                    self.map_row(row, t, d, board)
 
         raw = obj.source  # the part's source, hashed
         described = {k: v for k, v in raw.items() if k not in ("sota", "subdatasets")}
@@ -676,9 +677,7 @@ class EvaluationMapper(DumpMapper):
         for sub in obj.objects("subdatasets"):
             self.map_dataset(sub, t, task_name, (node, slug, name))
 
-    def map_row(
-        self, row: Obj, t: str, d: str, board: str, task_name: str, dataset_name: str
-    ) -> None:
+    def map_row(self, row: Obj, t: str, d: str, board: str) -> None:
         raw_model = row.text("model_name")
         model = clean_name(raw_model) if raw_model else None
         title, url = row.text("paper_title"), row.text("paper_url")
@@ -718,9 +717,8 @@ class EvaluationMapper(DumpMapper):
             fields = ("paper_title", "paper_url", "paper_date", "code_links")
             source = {k: row.raw(k) for k in fields}
             self.part(f"paper/{key}", paper_iri, source, describe)
-        elif date:
-            self.skip(row.where("paper_date"), "the row names no paper to date")
         results = []
+        task_key, dataset_key = result_keys(self.iris, t[1:-1], d[1:-1])
         metrics = row.obj("metrics")
         for metric, value in metrics.items() if metrics is not None else ():
             assert metrics is not None
@@ -729,7 +727,7 @@ class EvaluationMapper(DumpMapper):
                 continue
             raw = self.metric_text(metrics, metric, value)
             metric_name = clean_name(metric)
-            local = result_id(task_name, dataset_name, metric_name, model, raw)
+            local = result_id(task_key, dataset_key, metric_name, model, raw)
             node = iri(f"{paper_iri or board}/result/{local}")
             results.append(node)
             if paper_iri is not None:
@@ -742,6 +740,8 @@ class EvaluationMapper(DumpMapper):
             self.add(node, KG.inLeaderboard, iri(board))
             if model:
                 self.add(node, KG.modelName, literal(model))
+            if date:  # the row's paper_date: when the result was published (its chart date)
+                self.add(node, STD.issued, typed(date, XSD.date))
             self.add_metric(node, metric_name, raw)
             self.flag(row, "uses_additional_data", node, KG.usesAdditionalData)
             self.titled_links(row, "model_links", node)

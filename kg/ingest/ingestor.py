@@ -26,7 +26,7 @@ from kg.ingest.aliases import PaperAliases
 from kg.ingest.dumps import DUMP_KINDS
 from kg.ingest.identity import Iris
 from kg.ingest.mapping import Context, Kind, Mapped, map_record, web_iri
-from kg.ingest.reader import Item, expand, gzip_date, read_items
+from kg.ingest.reader import Item, ReadPosition, expand, gzip_date, read_items
 from kg.ingest.values import iso_date
 from kg.rdf.store import GraphStore
 
@@ -52,6 +52,9 @@ def detect_kind(value: Any) -> Kind:
     return KINDS["record"]
 
 
+#: Records read between two progress reports (besides one after each written batch).
+_PROGRESS_EVERY = 500
+
 @dataclass
 class IngestReport:
     read: int = 0
@@ -64,6 +67,10 @@ class IngestReport:
     recovered: int = 0
     renamed: int = 0  # fallback paper IRIs merged into the slug IRI a later source taught
     files: int = 0
+    # how far through the input files, in bytes as stored (for a progress bar; no total
+    # when reading stdin)
+    bytes_read: int = 0
+    bytes_total: int | None = None
     kinds: Counter[str] = field(default_factory=Counter)
     unknown_keys: Counter[str] = field(default_factory=Counter)
     # input values that did not land, by "where (why)"; whole entries by file and item
@@ -185,6 +192,7 @@ class Ingestor:
         # (the load, its units, the graphs it replaces, the quads it writes)
         self._in_flight: tuple[Future[None] | None, list[_Unit], list[str], int] | None = None
         self._entities = iris.entities_graph()
+        self._position: ReadPosition | None = None
         self._pass()
 
     def _pass(self) -> None:
@@ -206,6 +214,8 @@ class Ingestor:
                 snapshot = self.snapshot or gzip_date(item.source)
                 file_done = False
             self.report.read += 1
+            if self.on_progress and self.report.read % _PROGRESS_EVERY == 0:
+                self._progress()
             if item.error is not None:
                 yield item.error
                 continue
@@ -393,8 +403,17 @@ class Ingestor:
         return self.report
 
     def _items(self, names: list[str]) -> Iterator[Item]:
+        self._position = ReadPosition(names)
         for name in self._ordered(names):
-            yield from read_items(name)
+            yield from read_items(name, position=self._position)
+
+    def _progress(self) -> None:
+        """Tell `on_progress` how far reading has gone (records, and bytes of the inputs)."""
+        if self._position is not None:
+            self.report.bytes_read = self._position.read()
+            self.report.bytes_total = self._position.total
+        if self.on_progress:
+            self.on_progress(self.report)
 
     def _ordered(self, names: list[str]) -> list[str]:
         """Files by the priority of their kind (stable): see `Kind.priority`."""
@@ -458,11 +477,9 @@ class Ingestor:
             if len(batch) >= self.batch_size or quads >= self.batch_quads:
                 self._flush(batch)
                 batch, quads = [], 0
-                if self.on_progress:
-                    self.on_progress(self.report)
+                self._progress()
         self._flush(batch)
-        if self.on_progress:
-            self.on_progress(self.report)
+        self._progress()
 
 
 def ingest(store: GraphStore, paths: list[str], *, base_iri: str, **options: Any) -> IngestReport:

@@ -120,10 +120,26 @@ class Context:
         raise RecordError("names no paper: give a /paper/<slug> URL, an arXiv id or a title")
 
 
-def result_id(task: Any, dataset: Any, metric: str, model: Any, raw: str) -> str:
-    """The local id of one leaderboard value: the same value from any source is one node."""
-    key = canonical_json([task, dataset, metric, model, raw]).encode()
+def result_id(
+    task_key: str | None, dataset_key: str | None, metric: str, model: Any, raw: str
+) -> str:
+    """The local id of one leaderboard value: the same value from any source is one node.
+
+    The task and the dataset enter by their keys (slugs; `parent/sub` for a subdataset),
+    not their names: "WMT2016 English--Romanian" and "WMT2016 English-Romanian" are one
+    dataset, so a row listed under both is one result (docs/dumps.md)."""
+    key = canonical_json([task_key, dataset_key, metric, model, raw]).encode()
     return hashlib.sha1(key).hexdigest()[:16]
+
+
+def result_keys(
+    iris: Iris, task: str | None, dataset: str | None
+) -> tuple[str | None, str | None]:
+    """The keys a result's id hashes: its task's and its dataset's IRIs after `task/` and
+    `dataset/` (their slugs; `parent/sub` for a subdataset), None where it names none."""
+    task_key = task.removeprefix(f"{iris.base}task/") if task else None
+    dataset_key = dataset.removeprefix(f"{iris.base}dataset/") if dataset else None
+    return task_key, dataset_key
 
 
 def code_link_key(ref: RepoRef) -> str:
@@ -497,18 +513,19 @@ class RecordMapper:
                 raise RecordError(
                     "a result needs 'metric' and 'value' (or 'metrics')", field=item.where("metric")
                 )
+            task_iri = self.iris.task(pwc_slug(task) or task) if task else None
+            dataset_iri = self.iris.dataset(pwc_slug(dataset) or dataset) if dataset else None
+            task_key, dataset_key = result_keys(self.iris, task_iri, dataset_iri)
             for name, raw in pairs:
-                node = iri(f"{self.paper_iri}/result/{result_id(task, dataset, name, model, raw)}")
+                local = result_id(task_key, dataset_key, name, model, raw)
+                node = iri(f"{self.paper_iri}/result/{local}")
                 self.add(p, KG.hasResult, node)
                 self.add(node, STD.type, KG.EvaluationResult)
-                if task:
-                    slug = pwc_slug(task) or task
-                    self.add(
-                        node, KG.onTask, self.entity(self.iris.task(slug), KG.Task, STD.label, task)
-                    )
-                if dataset:
-                    slug = pwc_slug(dataset) or dataset
-                    node_d = self.entity(self.iris.dataset(slug), KG.Dataset, STD.label, dataset)
+                if task_iri:
+                    node_t = self.entity(task_iri, KG.Task, STD.label, task)
+                    self.add(node, KG.onTask, node_t)
+                if dataset_iri:
+                    node_d = self.entity(dataset_iri, KG.Dataset, STD.label, dataset)
                     self.add(node, KG.onDataset, node_d)
                 if model:
                     self.add(node, KG.modelName, literal(model))

@@ -18,9 +18,11 @@ error, so one bad line never hides the good ones around it.
 from __future__ import annotations
 
 import codecs
+import contextlib
 import datetime as dt
 import io
 import json
+import os
 import re
 import sys
 import zlib
@@ -215,6 +217,13 @@ class _Replay:
         if out.endswith(b"\n") or self._head or n == len(out):
             return out
         return out + self._rest.readline(-1 if n < 0 else n - len(out))
+
+    @property
+    def closed(self) -> bool:
+        return bool(self._rest.closed)
+
+    def tell(self) -> int:
+        return self._rest.tell()
 
     def close(self) -> None:
         self._rest.close()
@@ -473,9 +482,47 @@ def _after_array(text: _Text, stream: IO[bytes], source: str, limit: int) -> Ite
     yield from _lines(_Replay(rest, stream), source, limit, start=line)  # type: ignore[arg-type]
 
 
-def read_items(name: str, *, limit: int = MAX_RECORD_BYTES) -> Iterator[Item]:
-    """Every JSON value in one input (a file name or `-`); an input that cannot be opened
-    is one error item naming it."""
+class ReadPosition:
+    """How far reading has gone through its input files, in bytes as stored on disk (a .gz
+    file by its compressed bytes): for a progress bar. Standard input has no total."""
+
+    def __init__(self, names: list[str]) -> None:
+        self.total: int | None = 0
+        for name in names:
+            try:
+                self.total = None if name == "-" or self.total is None else (
+                    self.total + os.path.getsize(name)
+                )
+            except OSError:
+                self.total = None
+        self._done = 0
+        self._current: IO[bytes] | None = None
+
+    def read(self) -> int:
+        """Bytes read so far: the files finished and the position in the current one."""
+        current = self._current
+        try:
+            here = current.tell() if current is not None and not current.closed else 0
+        except (OSError, ValueError):
+            here = 0
+        return self._done + here
+
+    def _start(self, stream: IO[bytes]) -> None:
+        raw = getattr(stream, "raw", None)
+        self._current = raw._raw if isinstance(raw, Gunzip) else stream
+
+    def _finish(self, name: str) -> None:
+        self._current = None
+        if name != "-":
+            with contextlib.suppress(OSError):
+                self._done += os.path.getsize(name)
+
+
+def read_items(
+    name: str, *, limit: int = MAX_RECORD_BYTES, position: ReadPosition | None = None
+) -> Iterator[Item]:
+    """Every JSON value in one input (a file name or `-`); `position` follows the bytes read.
+    An input that cannot be opened is one error item naming it."""
     source = "<stdin>" if name == "-" else name
     try:
         stream = open_binary(name)
@@ -483,6 +530,8 @@ def read_items(name: str, *, limit: int = MAX_RECORD_BYTES) -> Iterator[Item]:
         yield Item(source, "", error=RecordError(str(exc).removeprefix(f"{name}: "), source=source))
         return
     last = ""
+    if position is not None:
+        position._start(stream)
     try:
         for item in _read(stream, name, source, limit):
             last = item.locator
@@ -492,6 +541,8 @@ def read_items(name: str, *, limit: int = MAX_RECORD_BYTES) -> Iterator[Item]:
     except (OSError, EOFError) as exc:
         raise InputError(f"{source}: cannot read: {exc}") from None
     finally:
+        if position is not None:
+            position._finish(name)
         if name != "-":
             stream.close()
 

@@ -32,6 +32,7 @@ it matches anything.
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -43,7 +44,7 @@ import yaml
 
 from kg.errors import InputError, NotFoundError, Param, ParameterError
 from kg.ingest.identity import Iris, pwc_slug, repository
-from kg.rdf.results import QueryResult, Term
+from kg.rdf.results import AskResult, GraphResult, QueryResult, SelectStream, Term
 from kg.rdf.sparql_scan import located_tokens
 from kg.rdf.store import GraphStore, select_variables
 from kg.rdf.terms import is_absolute_iri, safe_iri
@@ -279,7 +280,7 @@ def load_queries(directory: Path | None = None) -> dict[str, NamedQuery]:
             f"no query directory at {root}; point {{parameter}} at one", parameter="queries"
         )
     out: dict[str, NamedQuery] = {}
-    for path in sorted(root.glob("*.rq")):
+    for path in sorted(root.glob("*.rq"), key=lambda p: p.stem):  # "a" before "a-b"
         query = load_query(path)
         if query.name in out:
             raise InputError(f"{path}: query name {query.name!r} is also used by another file")
@@ -672,6 +673,21 @@ def run_local(
 ) -> QueryResult:
     prepared = prepare_local(query.sparql, bindings, binding)
     return store.query(prepared.sparql, substitutions=prepared.substitutions, limit=limit)
+
+
+def stream_local(
+    store: GraphStore,
+    query: NamedQuery,
+    bindings: Mapping[str, Term],
+    limit: int | None = None,
+    binding: Binding = "values",
+) -> SelectStream | AskResult | GraphResult:
+    """`run_local`, a SELECT's rows read as the engine yields them (at most `limit`)."""
+    prepared = prepare_local(query.sparql, bindings, binding)
+    result = store.stream(prepared.sparql, substitutions=prepared.substitutions)
+    if limit is not None and isinstance(result, SelectStream):
+        result.rows = itertools.islice(result.rows, limit)
+    return result
 
 
 def run_remote(

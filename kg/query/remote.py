@@ -22,6 +22,7 @@ import httpx
 
 from kg.errors import EndpointError, KgError, QueryTimeoutError, UsageError
 from kg.rdf.formats import find_rdf_format, find_results_format
+from kg.rdf.query_text import with_declarations
 from kg.rdf.results import AskResult, GraphResult, QueryResult, Row, SelectResult, Term
 from kg.rdf.sparql_scan import scan
 from kg.rdf.store import parse_to_ntriples
@@ -180,7 +181,11 @@ class Endpoint:
         self.timeout = timeout
 
     def query(self, sparql: str) -> QueryResult:
-        """Run a query and return its result, or raise EndpointError / QueryTimeoutError."""
+        """Run a query and return its result, or raise EndpointError / QueryTimeoutError.
+
+        The endpoint is told the declarations of kg's prefixes the query uses and does not
+        declare (kg's own engine knows them; another does not)."""
+        sparql = with_declarations(sparql)
         form = scan(sparql).form
         graph = form in ("CONSTRUCT", "DESCRIBE")
         accept = GRAPH_ACCEPT if graph else RESULTS_ACCEPT if form else ACCEPT

@@ -14,6 +14,7 @@ line and exit code 1.
 from __future__ import annotations
 
 import os
+import re
 import resource
 import signal
 import sys
@@ -51,6 +52,29 @@ def set_memory_limit(megabytes: int) -> None:
     resource.setrlimit(resource.RLIMIT_DATA, (limit, hard))
 
 
+def quiet_native_stderr() -> None:
+    """Keep native code's messages (Rust panics, "memory allocation of N bytes failed", a
+    C++ `terminate called …`) off the real standard error, in this process only.
+
+    They are written to file descriptor 2 directly; it is pointed at /dev/null, while
+    Python's `sys.stderr` keeps writing to the stream fd 2 was (kg's own one-line errors and a
+    server's log still arrive). Call it in a process that runs queries before any runs: the
+    forked child of `kg sparql` / `kg query` (`run_limited`) and each `kg serve` worker.
+    `KG_NATIVE_STDERR=1` leaves fd 2 alone, to debug the engine.
+    """
+    if os.environ.get("KG_NATIVE_STDERR") == "1":
+        return
+    try:
+        sys.stderr.flush()
+        kept = os.dup(2)
+    except (OSError, ValueError):
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)
+    os.close(devnull)
+    sys.stderr = os.fdopen(kept, "w", buffering=1, encoding="utf-8", errors="backslashreplace")
+
+
 def memory_message(megabytes: int, remedy: str = "raise {parameter}") -> str:
     """The message of a `MemoryLimitError` about `max_memory_mb` (`{parameter}` in it)."""
     return (
@@ -58,6 +82,28 @@ def memory_message(megabytes: int, remedy: str = "raise {parameter}") -> str:
         f"narrow it (a LIMIT, more specific patterns, no ORDER BY over a cross product) or "
         f"{remedy}"
     )
+
+
+#: What the Rust runtime (and the C++ one under RocksDB) writes on stderr when an allocation
+#: fails or a thread panics: the allocation size, a backtrace, a panic location. None of it
+#: is for a user; a process relaying a worker's stderr drops these lines.
+_ENGINE_NOISE = re.compile(
+    r"^\s*(memory allocation of \d+ bytes failed|stack backtrace:|skipping backtrace"
+    r"|thread '.*' panicked at|note: run with `RUST_BACKTRACE|note: Some details are omitted"
+    r"|fatal runtime error|terminate called after|what\(\):|\d+: 0x[0-9a-f]+|\d+: [\w:<>]+"
+    r"|at \S+\.rs:\d+|at /rustc/|panicked at|called `\w+::unwrap\(\)`)"
+)
+
+
+def is_engine_noise(line: str) -> bool:
+    r"""Whether a stderr line is the engine runtime's own text (a panic, a failed allocation).
+
+    >>> is_engine_noise("memory allocation of 360 bytes failed")
+    True
+    >>> is_engine_noise("INFO:     Application startup complete.")
+    False
+    """
+    return bool(_ENGINE_NOISE.match(line))
 
 
 def run_limited(megabytes: int, body: Callable[[], int]) -> int:
@@ -80,6 +126,7 @@ def run_limited(megabytes: int, body: Callable[[], int]) -> int:
     if pid == 0:  # the child: never returns
         code = 1
         try:
+            quiet_native_stderr()  # an allocation failure's Rust message: not for the user
             set_memory_limit(megabytes)
             code = body()
         except SystemExit as exc:

@@ -6,7 +6,7 @@ format the same way. Writers for table, JSON, CSV and TSV live here too.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Literal as TypingLiteral
 
@@ -104,6 +104,16 @@ class SelectResult:
 
 
 @dataclass
+class SelectStream:
+    """A SELECT result whose rows come as the engine yields them (read them once)."""
+
+    variables: list[str]
+    rows: Iterator[Row]
+    #: Counts the rows not read yet, reading them without building terms (when known).
+    count_rest: Callable[[], int] | None = None
+
+
+@dataclass
 class AskResult:
     value: bool
 
@@ -120,7 +130,7 @@ class GraphResult:
 
 QueryResult = SelectResult | AskResult | GraphResult
 
-def compact(term: Term | None, prefixes: dict[str, str]) -> str:
+def compact(term: Term | None, prefixes: Mapping[str, str]) -> str:
     """A short human form: prefixed IRIs, bare literal values."""
     if term is None:
         return ""
@@ -128,7 +138,3 @@ def compact(term: Term | None, prefixes: dict[str, str]) -> str:
         return shorten(term.value, prefixes) or f"<{term.value}>"
     return term.value
 
-
-def table_rows(result: SelectResult, prefixes: dict[str, str]) -> Iterator[list[str]]:
-    for row in result.rows:
-        yield [compact(t, prefixes) for t in row]

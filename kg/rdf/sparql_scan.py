@@ -20,6 +20,8 @@ import re
 from dataclasses import dataclass, field
 from urllib.parse import urljoin, urlsplit
 
+from kg.rdf.vocab import QUERY_PREFIXES
+
 QUERY_FORMS = frozenset({"SELECT", "ASK", "CONSTRUCT", "DESCRIBE"})
 UPDATE_KEYWORDS = frozenset(
     {"INSERT", "DELETE", "LOAD", "CLEAR", "CREATE", "DROP", "COPY", "MOVE", "ADD", "WITH"}
@@ -129,7 +131,7 @@ def _resolve(kind: str, value: str, prefixes: dict[str, str], base: str) -> str 
 
 def _scan(text: str) -> Shape:
     toks = tokens(text)
-    prefixes: dict[str, str] = {}
+    prefixes: dict[str, str] = dict(QUERY_PREFIXES)  # as the engine reads the query
     base = ""
     form: str | None = None
     first: str | None = None

@@ -58,9 +58,18 @@ from kg.errors import (
 )
 from kg.rdf import formats
 from kg.rdf.limits import query_text_problem
-from kg.rdf.results import AskResult, GraphResult, QueryResult, Row, SelectResult, Term
+from kg.rdf.query_text import syntax_message
+from kg.rdf.results import (
+    AskResult,
+    GraphResult,
+    QueryResult,
+    Row,
+    SelectResult,
+    SelectStream,
+    Term,
+)
 from kg.rdf.sparql_scan import scan
-from kg.rdf.vocab import KG
+from kg.rdf.vocab import KG, QUERY_PREFIXES
 
 #: The journal graph lives outside the base so that no instance IRI can collide with it.
 JOURNAL_GRAPH = "urn:x-kg:journal"
@@ -625,9 +634,9 @@ class GraphStore:
         _check_query_text(sparql)
         self._may_state_own_default()
         try:
-            self._writable().update(f"{sparql}\n;\n{_MERGE_MISSING}")
+            self._writable().update(f"{sparql}\n;\n{_MERGE_MISSING}", prefixes=QUERY_PREFIXES)
         except SyntaxError as exc:
-            raise QuerySyntaxError(str(exc)) from None
+            raise QuerySyntaxError(syntax_message(sparql, str(exc))) from None
 
     def flush(self) -> None:
         self._writable().flush()
@@ -784,9 +793,11 @@ class GraphStore:
         if "default_graph" not in kwargs and not scan(sparql).has_dataset:
             self._hide_journal(kwargs)
         try:
-            return self._store.query(sparql, substitutions=subs or None, **kwargs)
+            return self._store.query(
+                sparql, prefixes=QUERY_PREFIXES, substitutions=subs or None, **kwargs
+            )
         except SyntaxError as exc:
-            raise QuerySyntaxError(str(exc)) from None
+            raise QuerySyntaxError(syntax_message(sparql, str(exc))) from None
         except ValueError as exc:
             raise UsageError(str(exc)) from None
 
@@ -836,6 +847,28 @@ class GraphStore:
                 if limit is not None and len(rows) >= limit:
                     break
             return SelectResult(variables, rows)
+        text = ox.serialize(result, format=ox.RdfFormat.N_TRIPLES) or b""
+        return GraphResult(text.decode("utf-8"))
+
+    def stream(
+        self, sparql: str, *, substitutions: Mapping[str, Term] | None = None
+    ) -> SelectStream | AskResult | GraphResult:
+        """Run SPARQL as `query` does, a SELECT's rows read lazily as the engine yields them
+        (for writers that print each row as it comes: `kg sparql` on a large result)."""
+        result = self._run(sparql, substitutions, True, None, None)
+        if isinstance(result, ox.QueryBoolean):
+            return AskResult(bool(result))
+        if isinstance(result, ox.QuerySolutions):
+            width = len(result.variables)
+
+            def rows() -> Iterator[Row]:
+                for s in result:
+                    yield tuple(None if s[i] is None else _term(s[i]) for i in range(width))
+
+            def count_rest() -> int:
+                return sum(1 for _ in result)
+
+            return SelectStream([v.value for v in result.variables], rows(), count_rest)
         text = ox.serialize(result, format=ox.RdfFormat.N_TRIPLES) or b""
         return GraphResult(text.decode("utf-8"))
 
@@ -1159,9 +1192,9 @@ def select_variables(sparql: str) -> list[str] | None:
     query is run on an empty store, which costs a parse and nothing else.
     """
     try:
-        result = ox.Store().query(sparql)
+        result = ox.Store().query(sparql, prefixes=QUERY_PREFIXES)
     except SyntaxError as exc:
-        raise QuerySyntaxError(str(exc)) from None
+        raise QuerySyntaxError(syntax_message(sparql, str(exc))) from None
     if isinstance(result, ox.QuerySolutions):
         return [v.value for v in result.variables]
     return None

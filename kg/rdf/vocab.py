@@ -7,6 +7,7 @@ else in that namespace. Standard vocabularies are reused where they mean the sam
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Final
 
@@ -23,6 +24,8 @@ XSD_NS: Final = "http://www.w3.org/2001/XMLSchema#"
 OWL_NS: Final = "http://www.w3.org/2002/07/owl#"
 SKOS_NS: Final = "http://www.w3.org/2004/02/skos/core#"
 VOID_NS: Final = "http://rdfs.org/ns/void#"
+#: kg's search blocks in SPARQL (kg.search.sparql): a namespace of the query language only.
+KGS_NS: Final = "https://w3id.org/kg/search#"
 
 #: Prefixes used in Turtle output, docs and query headers.
 PREFIXES: Final[dict[str, str]] = {
@@ -38,6 +41,12 @@ PREFIXES: Final[dict[str, str]] = {
     "owl": OWL_NS,
     "skos": SKOS_NS,
 }
+
+#: The prefixes a query may use without declaring them (`kg sparql`, `kg query`, `/sparql`,
+#: the query page): every prefix kg's outputs write, and the search block's `kgs:`. The
+#: engine applies them (a query's own PREFIX wins); a query sent to another endpoint gets
+#: the declarations it uses written in (kg.rdf.query_text.with_declarations).
+QUERY_PREFIXES: Final[dict[str, str]] = {**PREFIXES, "kgs": KGS_NS, "void": VOID_NS}
 
 #: Local names of every term in kg's namespace (filled in by `_kg`).
 KG_TERMS: set[str] = set()
@@ -246,6 +255,41 @@ class STD:
     homepage = f"<{FOAF_NS}homepage>"
     primaryTopic = f"<{FOAF_NS}primaryTopic>"
     wasDerivedFrom = f"<{PROV_NS}wasDerivedFrom>"
+
+
+class PAPER_TO:
+    """What relates a paper to an item, through every path the graph has: one meaning per
+    relation (docs/ontology.md, "What a paper works on, uses and is evaluated on").
+
+    SPARQL property paths in N-Triples IRIs; `compact_path` gives the `kg:`-prefixed form
+    the named queries (queries/*.rq) spell out, and tests/test_queries.py checks that they
+    reach these predicates through these paths only.
+    """
+
+    #: A paper works on a task: its record or a dump says so, or it reports a result on it.
+    task = f"{KG.hasTask}|({KG.hasResult}/{KG.onTask})"
+    #: A paper uses a method: its record says so, or it introduces the method.
+    method = f"{KG.usesMethod}|{KG.introducesMethod}"
+    #: A paper is evaluated on a dataset: it reports a result on it.
+    evaluated_on = f"{KG.hasResult}/{KG.onDataset}"
+    #: A paper's datasets: those it introduces and those it is evaluated on.
+    dataset = f"{KG.introducesDataset}|({KG.hasResult}/{KG.onDataset})"
+    #: A paper's repositories: the repositories of its code links (records, links dump).
+    repository = KG.hasRepository
+    #: A paper's authors.
+    author = STD.creator
+
+
+def compact_path(path: str) -> str:
+    """A property path with its IRIs as prefixed names (`<…#hasTask>` -> `kg:hasTask`).
+
+    >>> compact_path(PAPER_TO.method)
+    'kg:usesMethod|kg:introducesMethod'
+    """
+    out = path
+    for full in sorted(set(re.findall(r"<([^<>]+)>", path)), key=len, reverse=True):
+        out = out.replace(f"<{full}>", shorten(full) or f"<{full}>")
+    return out
 
 
 class XSD:

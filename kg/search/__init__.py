@@ -19,11 +19,12 @@ from kg.rdf.store import GraphStore
 from kg.search.documents import CLASSES, details_query, with_details
 from kg.search.index import IndexLock, index_path
 from kg.search.maintain import Upkeep, open_index, rebuild
-from kg.search.query import Hit, Searcher
+from kg.search.query import Hit, Results, Searcher
 
 __all__ = [
     "CLASSES",
     "Hit",
+    "Results",
     "Searcher",
     "StoreSearch",
     "Upkeep",
@@ -115,6 +116,23 @@ class StoreSearch:
         snippets: bool = True,
         empty_ok: bool = False,
     ) -> list[Hit]:
+        """The best `limit` hits (the first page, not counted)."""
+        return self.find(
+            text, type_, limit=limit, snippets=snippets, counts=False, empty_ok=empty_ok
+        ).hits
+
+    def find(
+        self,
+        text: str,
+        type_: str | None = None,
+        *,
+        page: int = 1,
+        limit: int = 10,
+        snippets: bool = True,
+        counts: bool = True,
+        empty_ok: bool = False,
+    ) -> Results:
+        """One page of hits with the number of hits in all and per class (Searcher.find)."""
         if type_ is not None and type_ not in CLASSES:
             raise UsageError(
                 f"{{parameter}} {type_[:40]!r} is not a class; use one of: {', '.join(CLASSES)}",
@@ -122,8 +140,9 @@ class StoreSearch:
             )
         searcher = self.searcher()
         with self._lock:
-            return searcher.search(
-                text, type_=type_, limit=limit, snippets=snippets, empty_ok=empty_ok
+            return searcher.find(
+                text, type_=type_, page=page, limit=limit, snippets=snippets, counts=counts,
+                empty_ok=empty_ok,
             )
 
     def expand(self, sparql: str, bindings: Mapping[str, Term] | None = None) -> str:

@@ -14,9 +14,10 @@ from collections.abc import Iterable, Iterator
 from kg.rdf.results import SelectResult
 from kg.rdf.store import GraphStore
 from kg.rdf.terms import safe_iri
-from kg.rdf.vocab import KG, STD
+from kg.rdf.vocab import KG, PAPER_TO, STD
 from kg.search.index import Document
 from kg.search.query import Hit
+from kg.search.text import DOI_IRI, entity_ids, plain_text
 
 #: Searchable classes: the name used by `--type`, and the class IRI.
 CLASSES: dict[str, str] = {
@@ -31,21 +32,32 @@ CLASSES: dict[str, str] = {
 }
 _TYPE_OF = {iri: name for name, iri in CLASSES.items()}
 
-#: Text predicates by role: the name (label), other names (alt), prose (body).
+#: Text predicates by role: the name (label), other names (alt), prose (body; a description
+#: is Markdown, read as plain text), and identifiers (literals; a DOI is an rdfs:seeAlso
+#: address at doi.org).
 LABEL = (STD.title[1:-1], STD.label[1:-1], STD.foaf_name[1:-1])
 ALT = (KG.fullName[1:-1], STD.altLabel[1:-1])
-BODY = (STD.abstract[1:-1], STD.description[1:-1])
-_ROLE = {p: "label" for p in LABEL} | {p: "alt" for p in ALT} | {p: "body" for p in BODY}
+BODY = (STD.abstract[1:-1],)
+MARKDOWN = (STD.description[1:-1],)
+ARXIV, SLUG, SEE_ALSO = KG.arxivId[1:-1], KG.pwcSlug[1:-1], STD.seeAlso[1:-1]
+_ROLE = (
+    {p: "label" for p in LABEL} | {p: "alt" for p in ALT} | {p: "body" for p in BODY}
+    | {p: "markdown" for p in MARKDOWN} | {ARXIV: "arxiv", SLUG: "slug", SEE_ALSO: "doi"}
+)
+_LITERAL_ROLES = [p for p in _ROLE if p != SEE_ALSO]
 RDF_TYPE = STD.type[1:-1]
 #: N-Triples forms, for picking the subjects with text out of a batch's lines.
-TEXT_PREDICATES = frozenset(f"<{p}>" for p in _ROLE)
+TEXT_PREDICATES = frozenset(f"<{p}>" for p in _LITERAL_ROLES)
 CLASS_OBJECTS = frozenset(f"<{iri}>" for iri in CLASSES.values())
 
 #: Subjects per query when reading a batch's entities back, and characters of IRIs per query
 #: (a record may mint IRIs of a million characters: such a one goes in a query of its own).
 _CHUNK = 2_000
 _CHUNK_CHARS = 200_000
-_PREDICATE_LIST = ", ".join(f"<{p}>" for p in _ROLE)
+_PREDICATE_LIST = ", ".join(f"<{p}>" for p in _LITERAL_ROLES)
+#: Which objects of each predicate are read: literals, and DOI addresses for rdfs:seeAlso.
+_DOI_FILTER = f'STRSTARTS(STR(?o), "{DOI_IRI}")'
+_OBJECT_FILTER = {p: "isLiteral(?o)" for p in _LITERAL_ROLES} | {SEE_ALSO: _DOI_FILTER}
 
 
 def _anywhere(pattern: str) -> str:
@@ -87,12 +99,17 @@ def _documents(
         if s is None or p is None or o is None or s not in types:
             continue
         role = _ROLE[p]
-        parts.setdefault(s, {"label": {}, "alt": {}, "body": {}})[role][o.strip()] = None
+        if role == "doi" and not o.startswith(DOI_IRI):
+            continue
+        roles = parts.setdefault(s, {r: {} for r in set(_ROLE.values())})
+        roles[role][o.strip()] = None
         if g is not None:
             graphs.setdefault(s, set()).add(g)
     for s, roles in parts.items():
         names = sorted(n for n in roles["label"] if n) or sorted(n for n in roles["alt"] if n)
-        if not names and not roles["body"]:
+        body = [b for b in roles["body"] if b]
+        body += [t for t in dict.fromkeys(plain_text(m) for m in roles["markdown"]) if t]
+        if not names and not body:
             continue
         label = min(names, key=len) if names else ""
         alt = [a for a in dict.fromkeys([*names, *roles["alt"]]) if a and a != label]
@@ -101,8 +118,10 @@ def _documents(
             type=types[s],
             label=label,
             alt=alt,
-            body=[b for b in roles["body"] if b],
+            body=body,
             graphs=graphs.get(s, set()),
+            ids=entity_ids(s, types[s], label, list(roles["arxiv"]), list(roles["slug"]),
+                           list(roles["doi"])),
         )
 
 
@@ -131,7 +150,7 @@ def all_documents(store: GraphStore) -> Iterator[Document]:
     rows: list[tuple[str | None, ...]] = []
     for p in _ROLE:
         found = _select(store, f"SELECT ?s ?o ?g WHERE {{ {_anywhere(f'?s <{p}> ?o')} "
-                               "FILTER (isLiteral(?o)) }")
+                               f"FILTER ({_OBJECT_FILTER[p]}) }}")
         rows.extend((s, p, o, g) for s, o, g in found if g not in pending)
     return _documents(rows, types)
 
@@ -149,7 +168,8 @@ def documents_of(store: GraphStore, subjects: Iterable[str]) -> tuple[list[Docum
         rows = _select(
             store,
             f"SELECT ?s ?p ?o ?g WHERE {{ {values} {_anywhere('?s ?p ?o')} "
-            f"FILTER (?p IN ({_PREDICATE_LIST}) && isLiteral(?o)) }}",
+            f"FILTER ((?p IN ({_PREDICATE_LIST}) && isLiteral(?o)) "
+            f"|| (?p = <{SEE_ALSO}> && {_DOI_FILTER})) }}",
         )
         docs.extend(_documents(rows, types))
     found = {d.key for d in docs}
@@ -181,7 +201,8 @@ def literal_texts(lines: Iterable[str]) -> Iterator[tuple[str, str]]:
 
 
 def text_subjects(lines: Iterable[str]) -> set[str]:
-    """The subjects of N-Triples lines that carry searchable text or a searchable class."""
+    """The subjects of N-Triples lines that carry searchable text, an identifier or a
+    searchable class."""
     out: set[str] = set()
     for line in lines:
         parts = line.split(" ", 2)
@@ -189,7 +210,7 @@ def text_subjects(lines: Iterable[str]) -> set[str]:
             continue
         if parts[1] in TEXT_PREDICATES or (
             parts[1] == STD.type and parts[2].rstrip(" .") in CLASS_OBJECTS
-        ):
+        ) or (parts[1] == STD.seeAlso and parts[2].startswith(f"<{DOI_IRI}")):
             out.add(parts[0][1:-1])
     return out
 
@@ -205,7 +226,7 @@ def details_query(papers: list[str]) -> str:
         f'(GROUP_CONCAT(DISTINCT ?l; separator="{_SEP}") AS ?tasks) WHERE {{ {values} '
         f"OPTIONAL {{ ?p {STD.issued} ?d }} "
         f"OPTIONAL {{ ?p {KG.hasRepository}|{KG.codeLink} ?r }} "
-        f"OPTIONAL {{ ?p {KG.hasTask}/{STD.label} ?l }} }} GROUP BY ?p"
+        f"OPTIONAL {{ ?p ({PAPER_TO.task})/{STD.label} ?l }} }} GROUP BY ?p"
     )
 
 

@@ -15,8 +15,9 @@ repository), keyed by its IRI:
 | `label` | the title or name | lower-cased, accent-folded words |
 | `label_stem` | the same, stemmed | + English stemming |
 | `alt` | full names, synonyms, other titles | lower-cased, accent-folded words |
-| `body` | abstract or description | + English stemming |
-| `exact` | each name, normalised whole | raw (known-item boost) |
+| `body` | abstract, or description as plain text | + English stemming |
+| `exact` | each name, normalised whole | raw (whole-name matches rank first) |
+| `ids` | identifiers: `arxiv:…`, `slug:…`, `doi:…`, `repo:owner/name` | raw (rank first) |
 | `graphs` | the named graphs its text came from | raw (finds what a dropped graph leaves) |
 
 Crash safety: every tantivy commit is atomic. One more document, the state document, says
@@ -43,7 +44,7 @@ from typing import Any
 from kg.errors import StoreError
 
 #: Bump when the schema or analysis changes: an index of another version is rebuilt.
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 INDEX_DIR = "search"
 LOCK_FILE = "search.lock"
 _STATE_KEY = "urn:x-kg:search-state"
@@ -64,6 +65,7 @@ class Document:
     alt: list[str] = field(default_factory=list)
     body: list[str] = field(default_factory=list)
     graphs: set[str] = field(default_factory=set)
+    ids: list[str] = field(default_factory=list)
 
 
 def normalise(text: str) -> str:
@@ -115,6 +117,7 @@ def _schema() -> Any:
     sb.add_text_field("alt", stored=True, tokenizer_name=PLAIN)
     sb.add_text_field("body", stored=True, tokenizer_name=STEM)
     sb.add_text_field("exact", stored=False, tokenizer_name="raw", index_option="basic")
+    sb.add_text_field("ids", stored=True, tokenizer_name="raw", index_option="basic")
     sb.add_text_field("graphs", stored=False, tokenizer_name="raw", index_option="basic")
     sb.add_text_field("state", stored=True, tokenizer_name="raw", index_option="basic")
     return sb.build()
@@ -282,6 +285,8 @@ class Writer:
                 doc.add_text("body", body)
             for name in {normalise(x) for x in (d.label, *d.alt)} - {""}:
                 doc.add_text("exact", name)
+            for ident in d.ids:
+                doc.add_text("ids", ident)
             for graph in sorted(d.graphs):
                 doc.add_text("graphs", graph)
             self._w.add_document(doc)
@@ -324,7 +329,8 @@ def keys_in_graphs(index: Index, graphs: list[str]) -> set[str]:
 
 
 def stored_texts(index: Index, keys: list[str]) -> dict[str, set[str]]:
-    """The label, other names and body texts of the documents of `keys` (those that exist)."""
+    """The label, other names, body texts and identifiers of the documents of `keys` (those
+    that exist)."""
     t = _tantivy()
     searcher = index.searcher()
     out: dict[str, set[str]] = {}
@@ -333,7 +339,7 @@ def stored_texts(index: Index, keys: list[str]) -> dict[str, set[str]]:
         query = t.Query.term_set_query(index.schema, "key", chunk)
         for _, addr in searcher.search(query, len(chunk), count=False).hits:
             doc = searcher.doc(addr)
-            out[doc["key"][0]] = {*doc["label"], *doc["alt"], *doc["body"]}
+            out[doc["key"][0]] = {*doc["label"], *doc["alt"], *doc["body"], *doc["ids"]}
     return out
 
 

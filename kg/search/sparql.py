@@ -26,7 +26,7 @@ Properties of the block (`kgs:` is `https://w3id.org/kg/search#`):
 | `kgs:hit` | variable | bound to each hit's IRI |
 | `kgs:score` | variable | its score (xsd:double), higher is better |
 | `kgs:label` | variable | its label (title or name) |
-| `kgs:type` | string | only hits of this class (`paper`, `method`, …) |
+| `kgs:type` | string or class | only hits of this class (`"paper"` or `kg:Paper`, `"method"`, …) |
 | `kgs:limit` | integer | at most this many hits (default 100) |
 """
 
@@ -36,22 +36,29 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
-from kg.errors import QuerySyntaxError
+from kg.errors import QuerySyntaxError, QueryTooComplexError
 from kg.rdf.results import Term
 from kg.rdf.sparql_scan import located_tokens, unescape_codepoints
 from kg.rdf.terms import literal, safe_iri, typed
-from kg.rdf.vocab import XSD
+from kg.rdf.vocab import QUERY_PREFIXES, XSD
 from kg.search.documents import CLASSES
 from kg.search.query import MAX_LIMIT, Hit
 
 SERVICE_IRI = "https://w3id.org/kg/search"
 NS = "https://w3id.org/kg/search#"
 DEFAULT_LIMIT = 100
+#: At most this many kg search blocks in one query, and this many hits asked by all of them
+#: together: both are checked before any search runs (issue 31: 1,500 blocks once took
+#: minutes and a gigabyte in the server). The expanded text is also capped as it grows.
+MAX_BLOCKS = 64
+MAX_TOTAL_HITS = 20_000
+MAX_EXPANDED_CHARS = 16 * 1_048_576
 _PROPERTIES = ("query", "hit", "score", "label", "type", "limit")
 _STRING_ESCAPES = {
     "t": "\t", "n": "\n", "r": "\r", "b": "\b", "f": "\f", '"': '"', "'": "'", "\\": "\\",
 }
 _STRING_ESCAPE = re.compile(r"\\(.)", re.DOTALL)
+_CLASS_NAMES = {iri: name for name, iri in CLASSES.items()}
 
 #: (query text, class or None, limit) -> hits, best first
 SearchFn = Callable[[str, str | None, int], list[Hit]]
@@ -92,7 +99,7 @@ def _resolve(kind: str, value: str, prefixes: dict[str, str]) -> str | None:
 
 def _searches(toks: list[tuple[str, str, int]]) -> Iterator[tuple[int, int, dict[str, str]]]:
     """(index of SERVICE, index past its target, prefixes) of each kg search block."""
-    prefixes: dict[str, str] = {}
+    prefixes: dict[str, str] = dict(QUERY_PREFIXES)  # as the engine reads the query
     n = len(toks)
     for i, (kind, value, _) in enumerate(toks):
         word = value.upper() if kind == "word" else ""
@@ -179,6 +186,14 @@ def _block(
         if name not in found:
             return None
         kind, value = found[name]
+        if name == "type" and kind in ("iri", "pname"):  # a class: kgs:type kg:Paper
+            cls = _resolve(kind, value, prefixes)
+            if cls not in _CLASS_NAMES:
+                raise fail(
+                    f"has kgs:type {value}, not one of the classes it searches: "
+                    f"{', '.join(f'<{c}>' for c in CLASSES.values())}"
+                )
+            return _CLASS_NAMES[cls]
         if kind == "string":
             return _string_value(value)
         if kind == "var" and value[1:] in bindings:
@@ -292,8 +307,35 @@ def expand(sparql: str, search: SearchFn, bindings: Mapping[str, Term] | None = 
         raise QuerySyntaxError(
             f"write the kg search block's SERVICE <{SERVICE_IRI}> without \\u escapes"
         )
-    out = sparql
-    for block in reversed(blocks):
+    check_size(blocks)
+    parts: list[str] = []
+    size, last = 0, 0
+    for block in blocks:
         hits = search(block.query, block.type, block.limit)
-        out = out[: block.start] + values_block(block, hits) + out[block.end :]
-    return out
+        values = values_block(block, hits)
+        parts += [sparql[last : block.start], values]
+        size += block.start - last + len(values)
+        last = block.end
+        if size > MAX_EXPANDED_CHARS:
+            raise QueryTooComplexError(
+                f"the kg search blocks expand to more than {MAX_EXPANDED_CHARS:,} characters "
+                "of VALUES; ask for fewer hits (kgs:limit)"
+            )
+    parts.append(sparql[last:])
+    return "".join(parts)
+
+
+def check_size(blocks: list[Block]) -> None:
+    """Refuse a query whose search blocks are too many or ask too many hits, before any
+    search runs."""
+    if len(blocks) > MAX_BLOCKS:
+        raise QueryTooComplexError(
+            f"the query has {len(blocks):,} kg search blocks (SERVICE <{SERVICE_IRI}>); "
+            f"at most {MAX_BLOCKS} are run in one query"
+        )
+    total = sum(block.limit for block in blocks)
+    if total > MAX_TOTAL_HITS:
+        raise QueryTooComplexError(
+            f"the query's kg search blocks ask for {total:,} hits in all; at most "
+            f"{MAX_TOTAL_HITS:,} (lower kgs:limit, or use fewer blocks)"
+        )

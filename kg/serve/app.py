@@ -6,9 +6,10 @@
 * `/update`: SPARQL 1.1 Update, only with `allow_update` and the bearer token.
 * `/queries`, `/queries/NAME?param=…`: the named queries of `queries/*.rq`, bound safely.
 * `/paper/<slug>`, `/method/…`, `/graph/record/…`: Linked Data for kg's instance IRIs.
-* `/search?q=…&type=…&limit=…`: full-text search (JSON; a page for browsers), read from
+* `/search?q=…&type=…&page=…&limit=…`: full-text search, a page of hits with the total and
+  the counts per class (JSON; a page for browsers), read from
   the index beside the store (kg.search); SPARQL's kg search blocks are expanded to VALUES
-  here too, before the query reaches a worker (`KgServer._expand_search`).
+  in the worker that runs the query, under its limits (`KgServer._uses_search`).
 * `/`: a YASGUI query page (vendored under kg/serve/static, so it works offline).
 
 Every query runs in a `QueryPool` worker process, off the event loop, under the time and
@@ -38,6 +39,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from kg.errors import (
+    AmbiguousNameError,
     ForbiddenError,
     KgError,
     MemoryLimitError,
@@ -46,8 +48,8 @@ from kg.errors import (
     ParameterError,
     QuerySyntaxError,
     QueryTimeoutError,
-    QueryTooComplexError,
     ResultTooLargeError,
+    UnknownNameError,
     UsageError,
 )
 from kg.export.rdfio import graph_text
@@ -57,10 +59,20 @@ from kg.rdf.results import AskResult, GraphResult, SelectResult, Term
 from kg.rdf.sparql_scan import Shape, Target, host_allowed, scan
 from kg.rdf.store import convert, parse_to_ntriples
 from kg.rdf.terms import is_absolute_iri
-from kg.rdf.vocab import PREFIXES
+from kg.rdf.vocab import PREFIXES, QUERY_PREFIXES
 from kg.resources import static_dir
-from kg.serve import conneg, linked_data, search_page, similar, story
-from kg.serve.pool import QueryJob, QueryPool, Source
+from kg.serve import (
+    conneg,
+    leaderboards,
+    linked_data,
+    pages,
+    query_page,
+    search_page,
+    similar,
+    story,
+)
+from kg.serve.pool import CLIENT, QueryJob, QueryPool, Source
+from kg.serve.render import render
 
 if TYPE_CHECKING:
     from kg.search import StoreSearch
@@ -102,11 +114,18 @@ class ServerConfig:
     #: Where this server is published (https://…/); entity links on the query page use it.
     public_base: str | None = None
     max_memory_mb: int | None = None  # per worker; None: kg.rdf.limits.default_memory_mb
+    #: Seconds a client may take to send a request body (headers: kg.serve.guard).
+    body_timeout: float = 30.0
+    #: Workers one client address may hold at once (None: half of them, at least one), and
+    #: how many more of its queries may wait for one; past that, 503 at once.
+    client_workers: int | None = None
+    client_queue: int = 32
 
     @property
     def guard_network(self) -> bool:
-        """Whether workers run under the kernel's no-network filter (kg.serve.sandbox)."""
-        return not self.allow_service
+        """Whether workers run under a kernel network filter (kg.serve.sandbox): none at
+        all, or (with --allow-service hosts) connects the server checks one by one."""
+        return "*" not in self.allow_service
 
 
 def shape_form(sparql: str) -> str | None:
@@ -161,8 +180,19 @@ async def _none() -> None:
     return None
 
 
-async def read_body(request: Request, limit: int) -> bytes:
-    """The request body, refused with 413 as soon as it passes `limit` bytes."""
+async def read_body(request: Request, limit: int, timeout: float | None = None) -> bytes:
+    """The request body, refused with 413 as soon as it passes `limit` bytes, and with 408
+    when it has not all arrived within `timeout` seconds (a client trickling it)."""
+    if timeout is not None:
+        try:
+            async with asyncio.timeout(timeout):
+                return await read_body(request, limit)
+        except TimeoutError:
+            raise HTTPException(
+                408,
+                f"the request body did not arrive within {timeout:g} s; send it at once",
+                headers={"Connection": "close"},
+            ) from None
     too_large = HTTPException(
         413,
         f"the request body is larger than this server's limit of {limit:,} bytes; "
@@ -249,6 +279,9 @@ class KgServer:
             refresh=self.config.refresh,
             max_memory_mb=self.config.max_memory_mb,
             guard_network=self.config.guard_network,
+            allow_hosts=tuple(sorted(self.config.allow_service)),
+            client_workers=self.config.client_workers,
+            client_queue=self.config.client_queue,
         )
         try:
             self.load_queries()
@@ -290,9 +323,11 @@ class KgServer:
                 "unless started with --allow-service HOST (or '*')"
             )
 
+        from kg.search.sparql import SERVICE_IRI
+
         allowed = self.config.allow_service
         for target in shape.services:
-            if not host_allowed(target, allowed):
+            if target.iri != SERVICE_IRI and not host_allowed(target, allowed):
                 refuse(target, "a federated SERVICE call")
         for target in shape.loads:
             if not host_allowed(target, allowed):
@@ -333,12 +368,18 @@ class KgServer:
         self._store_search.refresh(every=self.config.refresh)
         return self._store_search
 
-    async def _expand_search(self, sparql: str, bindings: Mapping[str, Term] | None) -> str:
-        """The one place the server turns kg search blocks into VALUES (kg.search.sparql),
-        off the event loop. Queries without one never open the index."""
+    async def _uses_search(self, sparql: str) -> bool:
+        """Whether the query holds a kg search block; if so, the index is made current here
+        (a stale one is rebuilt from a snapshot) and a worker expands the blocks, under the
+        query's time and memory limits (issue 31). Queries without one never open it."""
+        from kg.search.sparql import uses_search
+
         if "SERVICE" not in sparql.upper() and "\\" not in sparql:
-            return sparql
-        return await asyncio.to_thread(lambda: self._search().expand(sparql, bindings))
+            return False
+        if not await asyncio.to_thread(uses_search, sparql):
+            return False
+        await asyncio.to_thread(self._search)
+        return True
 
     async def search(self, request: Request) -> Response:
         from kg.search import details_query, with_details
@@ -351,29 +392,34 @@ class KgServer:
         raw_limit = params.one("limit") or "10"
         if not raw_limit.isdigit() or not 1 <= int(raw_limit) <= 1000:
             raise ParameterError(f"limit {raw_limit[:20]!r} is not a number from 1 to 1000")
-        hits = await asyncio.to_thread(
-            lambda: self._search().search(text, type_, int(raw_limit))
+        raw_page = params.one("page") or "1"
+        if not raw_page.isdigit() or not 1 <= int(raw_page) <= 10_000:
+            raise ParameterError(f"page {raw_page[:20]!r} is not a number from 1 to 10000")
+        limit, page = int(raw_limit), int(raw_page)
+        results = await asyncio.to_thread(
+            lambda: self._search().find(text, type_, page=page, limit=limit)
         )
+        hits = results.hits
         papers = [h.iri for h in hits if h.type == "paper"]
         rows = await self.running.result(details_query(papers)) if papers else None
         described = (
             with_details(hits, rows) if isinstance(rows, SelectResult)
             else [h.as_json() for h in hits]
         )
+        context = search_page.context(text, type_, results, described, self.config.base_iri)
         accept = request.headers.get("accept", "")
         wants_html = params.one(_FORMAT_PARAM) == "html" or (
             params.one(_FORMAT_PARAM) is None and "text/html" in accept
         )
         if wants_html:
-            page = search_page.render(text, type_, described, self.config.base_iri)
             return Response(
-                page,
+                search_page.render(context, await self._store_sources()),
                 media_type="text/html; charset=utf-8",
                 headers={"Vary": "Accept", "Content-Security-Policy": _PAGE_CSP,
                          "X-Content-Type-Options": "nosniff"},
             )
         return JSONResponse(
-            {"query": text, "type": type_, "limit": int(raw_limit), "hits": described},
+            {**results.as_json(text, type_, described), "links": context["links"]},
             headers={"Vary": "Accept"},
         )
 
@@ -388,7 +434,7 @@ class KgServer:
         named_graphs: list[str] | None = None,
         bindings: Mapping[str, Term] | None = None,
     ) -> Response:
-        sparql = await self._expand_search(sparql, bindings)
+        expand = await self._uses_search(sparql)
         shape = scan(sparql)
         if shape.is_update:
             raise self._read_only()
@@ -415,6 +461,8 @@ class KgServer:
                 default_graphs=default_graphs,
                 named_graphs=named_graphs,
                 prefixes=PREFIXES,
+                expand_search=expand,
+                search_bindings=bindings if expand else None,
             )
         )
         return _negotiated(answer.body, answer.media_type)
@@ -427,7 +475,9 @@ class KgServer:
                 return self.service_description(request, params)
         else:
             media_type = _media_type(request)
-            body = await read_body(request, self.config.max_body_bytes)
+            body = await read_body(
+                request, self.config.max_body_bytes, self.config.body_timeout
+            )
             url_pairs = list(request.query_params.multi_items())
             if media_type == "application/x-www-form-urlencoded":
                 params = Params(url_pairs + _form(body))
@@ -517,7 +567,7 @@ class KgServer:
             raise self._read_only()
         self._authorise(request)
         media_type = _media_type(request)
-        body = await read_body(request, self.config.max_body_bytes)
+        body = await read_body(request, self.config.max_body_bytes, self.config.body_timeout)
         if media_type == "application/sparql-update":
             params = Params(
                 [*request.query_params.multi_items(), ("update", _decode(body, "update"))]
@@ -565,17 +615,40 @@ class KgServer:
             values[key] = given[0]
         return named, params, values
 
+    async def _resolved(self, named: NamedQuery, values: dict[str, str]) -> dict[str, str]:
+        """The values with every name, slug or id of a thing turned into its IRI, looked up
+        in a worker by the resolver every face uses (kg.query.resolve)."""
+        kinds = {k: p.cls for k in values if (p := named.param(k)) is not None and p.cls}
+        if not kinds:
+            return values
+        bind(named, values, self.config.base_iri)  # every value's form is checked first
+        from kg.query.resolve import raise_reply
+
+        reply = await self.running.graph(
+            "resolve",
+            kinds=kinds,
+            values={k: values[k] for k in kinds},
+            base_iri=self.config.base_iri,
+        )
+        return {**values, **raise_reply(reply)}
+
     async def named_query_text(self, request: Request) -> Response:
         """The named query with its parameters bound as a VALUES block (the page's forms
         show and run it; the values are checked by the same `bind` as /queries/NAME)."""
         named, _, values = self._named_values(request)
+        values = await self._resolved(named, values)
         bindings = bind(named, values, self.config.base_iri)
         text = with_values(named.sparql, bindings).strip() + "\n"
         return PlainTextResponse(text, media_type="application/sparql-query")
 
     async def named_query(self, request: Request) -> Response:
         named, params, values = self._named_values(request)
+        values = await self._resolved(named, values)
         bindings = bind(named, values, self.config.base_iri)
+        if named.param(_FORMAT_PARAM) is None and conneg.choose(
+            params.all(_FORMAT_PARAM), request.headers.get("accept"), conneg.NAMED_QUERY_OFFERS
+        ) == conneg.HTML:
+            return await self._named_query_page(named, values, bindings)
         prepared = prepare_local(named.sparql, bindings)
         if named.param(_FORMAT_PARAM) is not None:
             params.values.pop(_FORMAT_PARAM, None)
@@ -585,6 +658,38 @@ class KgServer:
             prepared.sparql,
             substitutions=prepared.substitutions or None,
             bindings=bindings,
+        )
+
+    async def _store_sources(self) -> list[dict[str, Any]]:
+        """The footer's sources for a page drawn from the whole store."""
+        rows = await self.running.result(story.store_sources_query())
+        base = self.config.base_iri
+        view = linked_data.Labeller(linked_data.Description(base), base)
+        return story.sources(view, story.rows_of(rows))
+
+    async def _named_query_page(
+        self, named: NamedQuery, values: Mapping[str, str], bindings: Mapping[str, Term]
+    ) -> Response:
+        """A named query opened in a browser: its answer as a table, with a link to download
+        it in each format the endpoint serves (the same URL with ?format=)."""
+        text = with_values(named.sparql, bindings)
+        form = shape_form(named.sparql)
+        expand = await self._uses_search(text)
+        answer = await self.running.result(
+            text, search_bindings=dict(bindings) if expand else None
+        )
+        context = query_page.context(
+            named, values, form, answer, self.config.base_iri, f"/queries/{named.name}"
+        )
+        context["sources"] = await self._store_sources()
+        return Response(
+            render("query.html", context),
+            media_type="text/html; charset=utf-8",
+            headers={
+                "Vary": "Accept",
+                "Content-Security-Policy": _PAGE_CSP,
+                "X-Content-Type-Options": "nosniff",
+            },
         )
 
     # -- Linked Data ---------------------------------------------------------------------------
@@ -623,16 +728,13 @@ class KgServer:
             if desc.empty:
                 raise NotFoundError(f"the graph holds nothing about {iri}")
             if html:
-                view = linked_data._Page(desc, self.config.base_iri)
-                parts = (
-                    []
-                    if is_graph
-                    else await story.sections(
-                        pool, view, story.page_number(params.one("page")), early
-                    )
-                )
-                page = linked_data.render_html(
-                    desc, self.config.base_iri, is_graph=is_graph, sections=parts, page=view
+                page = await pages.entity_page(
+                    pool,
+                    desc,
+                    self.config.base_iri,
+                    is_graph=is_graph,
+                    number=story.page_number(params.one("page")),
+                    early=None if is_graph else early,
                 )
                 return Response(
                     page,
@@ -669,7 +771,7 @@ class KgServer:
         data = json.dumps(
             {
                 "examples": examples,
-                "prefixes": PREFIXES,
+                "prefixes": QUERY_PREFIXES,
                 "base": self.config.base_iri,
                 "publicBase": self.config.public_base,
             },
@@ -687,12 +789,14 @@ class KgServer:
         )
 
     async def health(self, request: Request) -> Response:
-        pid = await self.running.ping()
+        """The pool's state, from the server process alone: it needs no worker, so it
+        answers while every worker is busy (issue 31)."""
         stats = self.running.stats
         return JSONResponse(
             {
                 "status": "ok",
-                "worker": pid,
+                "worker": stats.worker_pids[0] if stats.worker_pids else None,
+                "idle": self.running.idle,
                 "workers": self.running.size,
                 "workers_running": len(stats.worker_pids),
                 "generation": self.running.generation,
@@ -714,14 +818,35 @@ def as_query_parameter(parameter: Param) -> str:
 async def _kg_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, KgError)
     message = _one_line(exc.worded(as_query_parameter))
-    if isinstance(exc, QuerySyntaxError) and not isinstance(exc, QueryTooComplexError):
-        message = f"the SPARQL does not parse: {message}"
+    if isinstance(exc, UnknownNameError | AmbiguousNameError):  # a name that names no one thing
+        body = {
+            "error": message,
+            "parameter": exc.parameter.name if exc.parameter else None,
+            "candidates": list(exc.candidates),
+        }
+        return JSONResponse(body, status_code=status_for(exc))
+    # a parse error says what and where itself (kg.rdf.query_text.syntax_message)
     return _error(status_for(exc), message)
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     return _error(exc.status_code, str(exc.detail), exc.headers)
+
+
+class ClientMiddleware:
+    """Names the client (its address) for the pool's fair shares (kg.serve.pool.CLIENT)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        client = scope.get("client")
+        token = CLIENT.set(client[0] if client else None)
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            CLIENT.reset(token)
 
 
 def create_app(source: Source, config: ServerConfig) -> Starlette:
@@ -742,6 +867,9 @@ def create_app(source: Source, config: ServerConfig) -> Starlette:
         Route("/queries/{name}/sparql", server.named_query_text, methods=["GET"]),
         Route("/health", server.health, methods=["GET"]),
         *similar.routes(server),
+        # Leaderboards (kg/serve/leaderboards.py): the page, chart.svg and history.json of
+        # /leaderboard/{task}/{dataset}; before the entity routes, which answer its RDF forms.
+        *leaderboards.routes(server),
         Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static"),
         *(
             Route(f"/{kind}/{{rest:path}}", server.entity, methods=["GET"])
@@ -759,6 +887,7 @@ def create_app(source: Source, config: ServerConfig) -> Starlette:
                 max_age=600,
             )
         )
+    middleware.insert(0, Middleware(ClientMiddleware))
     app = Starlette(
         routes=routes,
         middleware=middleware,

@@ -50,7 +50,10 @@ GRAPH_OFFERS: tuple[Offer, ...] = tuple(Offer.of(f) for f in GRAPH_FORMATS)
 #: Every format the endpoint answers in (its service description lists them).
 SERVED_FORMATS: tuple[Format, ...] = (*RESULTS_FORMATS, *GRAPH_FORMATS)
 #: Linked Data pages: RDF first (the default for `*/*`), HTML for browsers.
-PAGE_OFFERS: tuple[Offer, ...] = (*GRAPH_OFFERS, Offer(HTML, ("application/xhtml+xml",)))
+HTML_OFFER = Offer(HTML, ("application/xhtml+xml",))
+PAGE_OFFERS: tuple[Offer, ...] = (*GRAPH_OFFERS, HTML_OFFER)
+#: A named query's answers: results first (the default for `*/*`), a page for browsers.
+NAMED_QUERY_OFFERS: tuple[Offer, ...] = (*RESULT_OFFERS, *GRAPH_OFFERS, HTML_OFFER)
 
 
 def _ranges(accept: str) -> list[tuple[str, str, float]]:

@@ -5,16 +5,16 @@ An entity's description is its own triples, the triples of the nodes minted unde
 since a method like Adam is used by a large share of all papers). A named graph's IRI (a
 record, `graph/record/<key>`) describes the graph's contents.
 
-The functions here only build query text and render rows; the server runs the queries in
-its worker pool. IRIs enter query text through `kg.query.named.sparql_term`, which rejects any
-character an IRI may not hold, so a request path cannot inject SPARQL.
+The functions here only build query text and shape rows for the templates (`Labeller`,
+`page_context`); the server runs the queries in its worker pool. IRIs enter query text
+through `kg.query.named.sparql_term`, which rejects any character an IRI may not hold, so a
+request path cannot inject SPARQL.
 """
 
 from __future__ import annotations
 
-import html
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from urllib.parse import quote
 
@@ -34,7 +34,10 @@ KINDS = (
     "venue",
     "repo-kind",
     "area",
+    "collection",
+    "dump",
     "graph",
+    "leaderboard",
 )
 #: Most triples pointing at one entity that a description carries.
 INCOMING_RDF_LIMIT = 1000
@@ -217,40 +220,16 @@ def describe(iri: str, outgoing: SelectResult, incoming: SelectResult, cap: int)
     return desc
 
 
-# --- HTML -----------------------------------------------------------------------------------
+# --- what a page shows of a description ------------------------------------------------------
 
-_STYLE = """
-body{font:15px/1.45 system-ui,sans-serif;margin:0 auto;max-width:60rem;padding:1rem 1.5rem;
-color:#1d232a}
-header{border-bottom:1px solid #d6dbe0;padding-bottom:.4rem;margin-bottom:1rem;color:#5b6570}
-header a{color:#5b6570}a{color:#0b5cad;text-decoration:none}a:hover{text-decoration:underline}
-h1{font-size:1.5rem;margin:.2rem 0}h2{font-size:1.1rem;margin-top:1.6rem}
-code,.iri{font:13px ui-monospace,monospace;word-break:break-all}
-table{border-collapse:collapse;width:100%}td{border-top:1px solid #e6e9ec;padding:.3rem .5rem;
-vertical-align:top}td.p{width:14rem;color:#5b6570;font:13px ui-monospace,monospace}
-.meta{color:#5b6570;font-size:13px}.dt{color:#8a939c;font-size:12px}
-ul{padding-left:1.2rem}
-section{margin-top:1.2rem}h3{font-size:.95rem;margin:.8rem 0 .2rem;color:#5b6570}
-dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem;margin:.6rem 0}
-dl.facts dt{color:#5b6570}dl.facts dd{margin:0}.abstract{max-width:46rem}
-table.rows th{text-align:left;font-weight:600;color:#5b6570;font-size:13px;padding:.3rem .5rem}
-.flag{display:inline-block;border:1px solid #c9d1d9;border-radius:3px;padding:0 .3rem;
-font-size:12px;color:#5b6570}.flag.official{border-color:#2da44e;color:#1a7f37}
-.rank{white-space:nowrap;font-weight:600}.why{font-size:13px;color:#5b6570}
-ol.similar li{margin-bottom:.5rem}.nav a{margin-right:1rem}
-details.all{margin-top:2rem}details.all summary{cursor:pointer;font-weight:600}
-@media (max-width:40rem){body{padding:.6rem .8rem}td.p{width:auto;display:block;
-border:0;padding-bottom:0}table.rows,table.rows tbody,table.rows tr,table.rows td{display:block}
-table.rows th{display:none}table.rows tr{border-top:1px solid #e6e9ec;padding:.3rem 0}
-table.rows td{border:0;padding:.1rem 0}dl.facts{grid-template-columns:1fr}}
-"""
+Value = dict[str, str | None]
 
 
-def _esc(text: str) -> str:
-    return html.escape(text, quote=True)
+class Labeller:
+    """Turns a description's terms into what the templates show: a link (to this server for
+    kg's IRIs, out for http(s), else plain text: never another scheme), or a literal with
+    its language or datatype. The labels are the description's, plus those added later."""
 
-
-class _Page:
     def __init__(self, desc: Description, base: str) -> None:
         self.desc = desc
         self.base = base
@@ -259,130 +238,76 @@ class _Page:
     def short(self, iri: str) -> str:
         return shorten(iri, self.prefixes) or iri
 
-    def link(self, term: Term) -> str:
-        """An IRI as a link: to this server for kg's IRIs, out for http(s), else plain text."""
-        iri = term.value
-        label = self.desc.labels.get(iri)
-        text = _esc(label) if label else f'<span class="iri">{_esc(self.short(iri))}</span>'
+    def label(self, iri: str, label: str | None = None) -> str | None:
+        if label:
+            self.desc.labels.setdefault(iri, label)
+        return self.desc.labels.get(iri)
+
+    def href(self, iri: str) -> str | None:
         href = local_href(iri, self.base)
         if href is None and iri.lower().startswith(("http://", "https://")):
             href = iri
-        if href is None:  # never link other schemes (javascript:, data: …)
-            return text
-        return f'<a href="{_esc(href)}" title="{_esc(iri)}">{text}</a>'
+        return href
 
-    def value(self, term: Term) -> str:
+    def link(self, iri: str, label: str | None = None) -> Value:
+        """{href, label, iri, short}: the `link` macro of _macros.html shows it."""
+        return {
+            "href": self.href(iri),
+            "label": self.label(iri, label),
+            "iri": iri,
+            "short": self.short(iri),
+        }
+
+    def value(self, term: Term) -> Value:
         if term.kind == "uri":
-            return self.link(term)
+            return self.link(term.value)
         if term.kind == "bnode":
-            return f"<code>_:{_esc(term.value)}</code>"
-        suffix = ""
+            return {"bnode": term.value}
+        note = None
         if term.lang:
-            suffix = f' <span class="dt">@{_esc(term.lang)}</span>'
+            note = f"@{term.lang}"
         elif term.datatype and term.datatype != XSD.string:
-            suffix = f' <span class="dt">{_esc(self.short(term.datatype))}</span>'
-        return f"{_esc(term.value)}{suffix}"
+            note = self.short(term.datatype)
+        return {"text": term.value, "note": note}
 
-    def table(self, triples: list[Triple]) -> str:
-        """One row per property, its values one per line."""
-        by_property: dict[str, list[Term]] = {}
+    def table(self, triples: Iterable[Triple]) -> list[dict[str, object]]:
+        """One row per property, its values in order: [{property, values}]."""
+        by_property: dict[str, list[Value]] = {}
         for _, p, o in triples:
-            by_property.setdefault(p.value, []).append(o)
-        rows = "".join(
-            f'<tr><td class="p">{_esc(self.short(p))}</td>'
-            f"<td>{'<br>'.join(self.value(o) for o in values)}</td></tr>"
-            for p, values in by_property.items()
-        )
-        return f"<table>{rows}</table>"
+            by_property.setdefault(p.value, []).append(self.value(o))
+        return [{"property": self.short(p), "values": v} for p, v in by_property.items()]
 
 
-def search_form(query: str = "", type_: str | None = None) -> str:
-    """The search box of every page: a plain GET form to /search (works without script)."""
-    from kg.search.documents import CLASSES
-
-    options = "".join(
-        f'<option value="{t}"{" selected" if t == type_ else ""}>{t}</option>' for t in CLASSES
-    )
-    return (
-        '<form class="kg-search" action="/search" method="get" role="search">'
-        f'<input type="search" name="q" value="{_esc(query)}" placeholder="search papers, '
-        'methods, tasks…" aria-label="search" required>'
-        f'<select name="type" aria-label="class"><option value="">all</option>{options}</select>'
-        '<button type="submit">Search</button></form>'
-    )
+ALTERNATES = (
+    ("Turtle", "turtle"),
+    ("JSON-LD", "jsonld"),
+    ("N-Triples", "ntriples"),
+    ("RDF/XML", "rdfxml"),
+)
 
 
-def render_html(
-    desc: Description,
-    base: str,
-    *,
-    is_graph: bool = False,
-    sections: Sequence[str] = (),
-    page: _Page | None = None,
-) -> str:
-    """A small page for browsers: the entity's properties, its parts, and what points at it.
-
-    `sections` (kg.serve.story: a paper's authors, code, results, similar papers…) come
-    first; the statements then follow under a disclosure.
-    """
-    page = page or _Page(desc, base)
+def page_context(desc: Description, view: Labeller, *, is_graph: bool = False) -> dict[str, object]:
+    """What every entity page shows: title, IRI, types, other formats and all statements."""
     iri = desc.iri
-    title = desc.labels.get(iri) or page.short(iri)
     own = [t for t in desc.outgoing if t[0].value == iri]
-    types = [o for _, p, o in own if p.value == _TYPE]
     parts: dict[str, list[Triple]] = {}
     for t in desc.outgoing:
         if t[0].value != iri:
             parts.setdefault(t[0].value, []).append(t)
-    alternates = [
-        ("Turtle", "turtle"),
-        ("JSON-LD", "jsonld"),
-        ("N-Triples", "ntriples"),
-        ("RDF/XML", "rdfxml"),
-    ]
-    formats = " · ".join(f'<a href="?format={f}">{name}</a>' for name, f in alternates)
-    out = [
-        "<!doctype html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        '<link rel="icon" href="data:,">',
-        f"<title>{_esc(title)} · kg</title>",
-        *(
-            f'<link rel="alternate" type="{t}" href="?format={f}">'
-            for t, f in (("text/turtle", "turtle"), ("application/ld+json", "jsonld"))
-        ),
-        f"<style>{_STYLE}</style></head><body>",
-        '<header><a href="/">kg</a> · SPARQL endpoint at <a href="/sparql">/sparql</a>'
-        f"{search_form()}</header>",
-        f"<h1>{_esc(title)}</h1>",
-        f'<p class="iri">{_esc(iri)}</p>',
-    ]
-    if types:
-        out.append(f'<p class="meta">a {", ".join(page.value(t) for t in types)}</p>')
-    out.append(f'<p class="meta">as {formats}</p>')
-    if is_graph:
-        out.append(
-            f'<p class="meta">A named graph holding {len(desc.outgoing):,} triples; '
-            "its RDF forms carry all of them.</p>"
-        )
-    out.extend(sections)
-    if sections:
-        out.append('<details class="all"><summary>All statements</summary>')
-    rest = [t for t in own if t[1].value != _TYPE]
-    if rest:
-        out.append(page.table(rest))
-    for node, triples in parts.items():
-        out.append(f"<h2>{page.link(Term('uri', node))}</h2>")
-        out.append(page.table(triples))
-    if desc.incoming:
-        more = " (the first ones)" if desc.incoming_capped else ""
-        out.append(f"<h2>Referenced by{more}</h2><ul>")
-        out.extend(
-            f'<li>{page.link(s)} <span class="dt">{_esc(page.short(p.value))}</span></li>'
-            for s, p in desc.incoming
-        )
-        out.append("</ul>")
-    if sections:
-        out.append("</details>")
-    out.append("</body></html>\n")
-    return "\n".join(out)
+    return {
+        "title": desc.labels.get(iri) or view.short(iri),
+        "iri": iri,
+        "types": [view.value(o) for _, p, o in own if p.value == _TYPE],
+        "alternates": ALTERNATES,
+        "is_graph": is_graph,
+        "triple_count": len(desc.outgoing),
+        "statements": view.table(t for t in own if t[1].value != _TYPE),
+        "parts": [
+            {"node": view.link(node), "rows": view.table(triples)}
+            for node, triples in parts.items()
+        ],
+        "incoming": [
+            {"from": view.link(s.value), "property": view.short(p.value)} for s, p in desc.incoming
+        ],
+        "incoming_capped": desc.incoming_capped,
+    }

@@ -29,18 +29,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import io
 import os
 import signal
 import socket
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kg import errors
 from kg.errors import (
@@ -51,9 +53,19 @@ from kg.errors import (
     ResultTooLargeError,
     StoreError,
 )
-from kg.rdf.limits import MEMORY_SIGNALS, default_memory_mb, memory_message, set_memory_limit
+from kg.rdf.limits import (
+    MEMORY_SIGNALS,
+    default_memory_mb,
+    is_engine_noise,
+    memory_message,
+    set_memory_limit,
+)
 from kg.rdf.results import QueryResult, Term
 from kg.rdf.store import GraphStore, store_signature
+
+if TYPE_CHECKING:
+    from kg.search import StoreSearch
+    from kg.serve.sandbox import AllowList, Supervisor
 
 _WORKERS = Param("workers", "setting")  # what a client asks the operator to raise
 _WORKER_CODE = "from kg.serve.pool import worker_entry; worker_entry()"
@@ -61,6 +73,49 @@ _WORKER_CODE = "from kg.serve.pool import worker_entry; worker_entry()"
 _REOPEN_RETRY_S = 1.0
 _OPERATOR_REMEDY = "ask the operator to raise {parameter}"
 _MEMORY = Param("max_memory_mb", "setting")
+#: Who is asking (the client's address), set per request by the server: queries from one
+#: client hold at most `QueryPool.client_workers` workers at once (fair shares).
+CLIENT: contextvars.ContextVar[str | None] = contextvars.ContextVar("kg_client", default=None)
+
+
+class _Share:
+    """One client's hold on the pool: a semaphore of its share, and its queries in flight."""
+
+    def __init__(self, share: int) -> None:
+        self.slots = asyncio.Semaphore(share)
+        self.count = 0  # running or waiting
+
+
+class _Shares:
+    """At most `share` workers per client; `queue` more of its queries wait, the rest get
+    503 at once. A query's slot is given back when its worker finishes, not when its
+    client stops waiting, so a client that hangs up cannot hold more than its share."""
+
+    def __init__(self, share: int, queue: int) -> None:
+        self.share = share
+        self.queue = queue
+        self._clients: dict[str, _Share] = {}
+
+    def enter(self, client: str) -> _Share:
+        entry = self._clients.get(client)
+        if entry is None:
+            entry = self._clients[client] = _Share(self.share)
+        if entry.count >= self.share + self.queue:
+            raise QueryTimeoutError(
+                f"this client already has {entry.count} queries running or waiting (at most "
+                f"{self.share} run at once, {self.queue} more wait); send fewer at a time, "
+                "or ask the operator to raise {parameter}",
+                parameter=Param("client_queue", "setting"),
+            )
+        entry.count += 1
+        return entry
+
+    def leave(self, client: str, entry: _Share, held: bool) -> None:
+        if held:
+            entry.slots.release()
+        entry.count -= 1
+        if entry.count == 0 and self._clients.get(client) is entry:
+            del self._clients[client]
 
 
 @dataclass(frozen=True)
@@ -115,6 +170,10 @@ class QueryJob:
     default_graphs: list[str] | None = None
     named_graphs: list[str] | None = None
     prefixes: Mapping[str, str] | None = None
+    #: Expand kg search blocks (kg.search.sparql) first, in the worker, under its limits;
+    #: a named query's parameters as `search_bindings`.
+    expand_search: bool = False
+    search_bindings: Mapping[str, Term] | None = None
 
 
 @dataclass(frozen=True)
@@ -168,6 +227,15 @@ class _WorkerState:
         self.writable = writable
         self.store = source.open(write=writable)
         self.generation = generation
+        self.search: StoreSearch | None = None
+
+    def searcher(self) -> StoreSearch:
+        """The full-text index of this worker's store (kg.search), opened on first use."""
+        if self.search is None:
+            from kg.search import StoreSearch
+
+            self.search = StoreSearch(self.store, self.source.path, quiet=True)
+        return self.search
 
     def catch_up(self, request: _Request) -> None:
         """Move to the version the pool names before answering (never answer from an
@@ -177,16 +245,21 @@ class _WorkerState:
             self.store.close()
             self.store, self.source = fresh, request.reload
             self.generation = request.generation
+            self.search = None  # reopened on the new snapshot when next needed
 
     def handle(self, request: _Request) -> Any:
         store = self.store
         if request.op == "serialize":
             job: QueryJob = request.payload
 
+            sparql = job.sparql
+            if job.expand_search:
+                sparql = self.searcher().expand(sparql, job.search_bindings)
+
             def run() -> Answer:  # run again (fresh buffer) if the snapshot must be renewed
                 out = _CappedBuffer(request.max_bytes)
                 media_type, kind = store.query_into(
-                    job.sparql,
+                    sparql,
                     out,
                     results_type=job.results_type,
                     graph_type=job.graph_type,
@@ -200,7 +273,9 @@ class _WorkerState:
 
             return store.reading(run)
         if request.op == "result":
-            sparql, substitutions, limit = request.payload
+            sparql, substitutions, limit, search_bindings = request.payload
+            if search_bindings is not None:  # expand kg search blocks here, under the limits
+                sparql = self.searcher().expand(sparql, search_bindings)
             return store.query(sparql, substitutions=substitutions, limit=limit)
         if request.op == "update":
             store.update(request.payload)
@@ -231,6 +306,10 @@ def _graph_call(store: GraphStore, name: str, kwargs: dict[str, Any]) -> Any:
         return store.reading(run)
     if name == "shared":
         return store.reading(lambda: similarity.shared(store, **kwargs).as_dict())
+    if name == "resolve":  # a named query's names, slugs and ids -> IRIs (kg.query.resolve)
+        from kg.query.resolve import resolved_reply
+
+        return store.reading(lambda: resolved_reply(store, **kwargs))
     raise KgError(f"unknown graph operation {name!r}")
 
 
@@ -240,6 +319,9 @@ class Limits:
 
     memory_mb: int = 0  # 0: no limit
     guard_network: bool = True
+    #: With guard_network: the hosts a SERVICE may reach, each connect checked by the
+    #: server (kg.serve.sandbox.Supervisor); empty: no Internet socket at all.
+    allow_hosts: tuple[str, ...] = ()
 
 
 def _error_reply(exc: BaseException, limits: Limits | None = None) -> tuple[str, str, str]:
@@ -247,6 +329,14 @@ def _error_reply(exc: BaseException, limits: Limits | None = None) -> tuple[str,
         return ("error", type(exc).__name__, str(exc))
     if isinstance(exc, MemoryError):  # the parent words it (QueryPool.memory_error)
         return ("error", "MemoryLimitError", "")
+    if type(exc).__name__ == "PanicException":  # pyo3's: a Rust panic inside the engine
+        print(f"kg serve worker {os.getpid()}: the query engine failed (a panic)", file=sys.stderr)
+        return (
+            "error",
+            "StoreError",
+            "the query engine failed on this query (details are in the server's log); "
+            "try a simpler query",
+        )
     if isinstance(exc, OSError):  # raised by pyoxigraph for I/O and SERVICE failures
         from kg.serve.sandbox import outbound_error
 
@@ -256,14 +346,19 @@ def _error_reply(exc: BaseException, limits: Limits | None = None) -> tuple[str,
     return ("error", "KgError", f"the query failed: {type(exc).__name__}: {exc}")
 
 
-def _apply(limits: Limits) -> None:
-    """Limit this worker process before it opens the store (see kg.rdf.limits, kg.serve.sandbox)."""
+def _apply(limits: Limits) -> int | None:
+    """Limit this worker process before it opens the store (see kg.rdf.limits,
+    kg.serve.sandbox); the seccomp listener's descriptor when the server must supervise it."""
     if limits.memory_mb:
         set_memory_limit(limits.memory_mb)
-    if limits.guard_network:
-        from kg.serve.sandbox import forbid_network
+    if not limits.guard_network:
+        return None
+    from kg.serve.sandbox import forbid_network, supervise_network
 
-        forbid_network()
+    if limits.allow_hosts:
+        return supervise_network()
+    forbid_network()
+    return None
 
 
 def worker_entry() -> None:
@@ -283,7 +378,11 @@ def _worker_main(
     # Ctrl-C reaches the whole process group; the parent shuts workers down by closing pipes.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        _apply(limits)
+        listener = _apply(limits)
+        if listener is not None:  # the server takes a copy, then answers every connect
+            conn.send(("listener", os.getpid(), listener))
+            conn.recv()
+            os.close(listener)
         state = _WorkerState(source, writable, generation)
     except BaseException as exc:
         conn.send(_error_reply(exc, limits))
@@ -318,8 +417,15 @@ class _Died(Exception):
 
 class _Worker:
     def __init__(
-        self, source: Source, writable: bool, generation: int = 0, limits: Limits | None = None
+        self,
+        source: Source,
+        writable: bool,
+        generation: int = 0,
+        limits: Limits | None = None,
+        allow: AllowList | None = None,
     ) -> None:
+        self.allow = allow
+        self.supervisor: Supervisor | None = None
         ours, theirs = socket.socketpair()
         with ours, theirs:
             fd = theirs.fileno()
@@ -327,8 +433,12 @@ class _Worker:
                 [sys.executable, "-c", _WORKER_CODE, str(fd)],
                 pass_fds=(fd,),
                 stdin=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
             )
             self.conn = Connection(ours.detach())
+        threading.Thread(
+            target=_relay, args=(self.process, sys.stderr), daemon=True, name="kg-stderr"
+        ).start()
         self.conn.send((source, writable, generation, limits or Limits(guard_network=False)))
         self.generation = generation
         self.source = source
@@ -339,6 +449,16 @@ class _Worker:
             raise StoreError(f"a query worker did not start within {timeout:g} s")
         try:
             reply = self.conn.recv()
+            if reply[0] == "listener" and self.allow is not None:
+                from kg.serve.sandbox import Supervisor, take_listener
+
+                listener = take_listener(self.process.pid, reply[2])
+                self.supervisor = Supervisor(listener, self.process.pid, self.allow)
+                self.conn.send("taken")
+                if not self.conn.poll(timeout):
+                    self.kill()
+                    raise StoreError(f"a query worker did not start within {timeout:g} s")
+                reply = self.conn.recv()
         except (EOFError, OSError):
             self.kill()
             raise StoreError("a query worker exited while opening the store") from None
@@ -358,6 +478,8 @@ class _Worker:
         return reply
 
     def kill(self) -> None:
+        if self.supervisor is not None:
+            self.supervisor.close()
         with contextlib.suppress(Exception):
             self.process.kill()
         with contextlib.suppress(subprocess.TimeoutExpired):
@@ -373,6 +495,27 @@ class _Worker:
             self.process.wait(2)
         except subprocess.TimeoutExpired:
             self.kill()
+
+
+def _relay(process: subprocess.Popen[bytes], out: Any) -> None:
+    """Pass a worker's stderr on to the server's, without the engine runtime's own text (a
+    failed allocation's size, a backtrace, a panic): one kg line says what happened."""
+    assert process.stderr is not None
+    told = False
+    for raw in process.stderr:
+        line = raw.decode("utf-8", "replace")
+        if is_engine_noise(line):
+            if not told:
+                told = True
+                line = (
+                    f"kg serve worker {process.pid}: the query engine failed (out of memory, "
+                    "or an internal error) and the worker is replaced\n"
+                )
+            else:
+                continue
+        with contextlib.suppress(Exception):
+            out.write(line)
+            out.flush()
 
 
 def _finished(loop: asyncio.AbstractEventLoop) -> asyncio.Future[Any]:
@@ -418,6 +561,9 @@ class QueryPool:
         start_timeout: float = 60.0,
         max_memory_mb: int | None = None,
         guard_network: bool = True,
+        allow_hosts: tuple[str, ...] = (),
+        client_workers: int | None = None,
+        client_queue: int = 32,
     ) -> None:
         if workers < 1:
             raise errors.UsageError("{parameter} must be at least 1", parameter="workers")
@@ -434,6 +580,8 @@ class QueryPool:
         self.start_timeout = start_timeout
         self.generation = 0
         self.stats = PoolStats()
+        share = max(1, workers // 2) if client_workers is None else max(1, client_workers)
+        self._shares = _Shares(min(share, workers), max(0, client_queue))
         self._threads = ThreadPoolExecutor(max_workers=workers + 3, thread_name_prefix="kg-pool")
         self._idle: asyncio.Queue[_Worker] = asyncio.Queue()
         self._workers: set[_Worker] = set()
@@ -443,7 +591,14 @@ class QueryPool:
         self._signature: tuple[tuple[str, int, int], ...] = ()
         self._closed = False
         memory = default_memory_mb(workers + 1) if max_memory_mb is None else max_memory_mb
-        self.limits = Limits(memory_mb=memory, guard_network=guard_network)
+        self.limits = Limits(
+            memory_mb=memory, guard_network=guard_network, allow_hosts=allow_hosts
+        )
+        self._allow: AllowList | None = None
+        if guard_network and allow_hosts:
+            from kg.serve.sandbox import AllowList
+
+            self._allow = AllowList(allow_hosts)
         #: The pinned snapshots workers may still be reading, by generation (disk stores).
         self._snapshots: dict[int, Path] = {}
         self._publishing = asyncio.Lock()
@@ -451,7 +606,7 @@ class QueryPool:
     # -- life cycle ----------------------------------------------------------------------------
     def _spawn(self, writable: bool = False) -> _Worker:
         source, generation = self.source, self.generation  # together: the same version
-        worker = _Worker(source, writable, generation, self.limits)
+        worker = _Worker(source, writable, generation, self.limits, self._allow)
         worker.wait_ready(self.start_timeout)
         return worker
 
@@ -661,15 +816,46 @@ class QueryPool:
             self.stats.worker_pids = [w.process.pid for w in self._workers]
             return
 
+    @property
+    def idle(self) -> int:
+        """Workers waiting for a request now."""
+        return self._idle.qsize()
+
     async def _run(self, op: str, payload: Any, timeout: float | None = None) -> Any:
         if self._closed:
             raise StoreError("the query pool is shut down")
         loop = asyncio.get_running_loop()
         deadline = loop.time() + (timeout or self.timeout)
-        worker = await self._acquire(deadline)
-        return await self._dispatch(
-            worker, self._request(worker, op, payload), deadline, self._reader_done
-        )
+        client = CLIENT.get()
+        if client is None or self._shares.share >= self.size:
+            worker = await self._acquire(deadline)
+            return await self._dispatch(
+                worker, self._request(worker, op, payload), deadline, self._reader_done
+            )
+        entry = self._shares.enter(client)
+        held = started = False
+
+        def done(worker: _Worker, future: asyncio.Future[Any]) -> None:
+            self._reader_done(worker, future)
+            self._shares.leave(client, entry, held)
+
+        try:
+            try:
+                await asyncio.wait_for(entry.slots.acquire(), max(deadline - loop.time(), 0.001))
+            except TimeoutError:
+                raise QueryTimeoutError(
+                    f"this client's earlier queries held its {self._shares.share} worker(s) "
+                    f"for {self.timeout:g} s; try again later",
+                ) from None
+            held = True
+            worker = await self._acquire(deadline)
+            started = True
+            return await self._dispatch(
+                worker, self._request(worker, op, payload), deadline, done
+            )
+        finally:
+            if not started:
+                self._shares.leave(client, entry, held)
 
     async def serialize(self, job: QueryJob) -> Answer:
         """Run a query and return its natively serialised result."""
@@ -681,9 +867,14 @@ class QueryPool:
         sparql: str,
         substitutions: Mapping[str, Term] | None = None,
         limit: int | None = None,
+        search_bindings: Mapping[str, Term] | None = None,
     ) -> QueryResult:
-        """Run a query and return its result as kg objects (for pages built from rows)."""
-        result: QueryResult = await self._run("result", (sparql, substitutions, limit))
+        """Run a query and return its result as kg objects (for pages built from rows).
+        With `search_bindings` (a mapping, possibly empty), its kg search blocks are
+        expanded first, in the worker."""
+        result: QueryResult = await self._run(
+            "result", (sparql, substitutions, limit, search_bindings)
+        )
         return result
 
     async def graph(self, name: str, timeout: float | None = None, **kwargs: Any) -> Any:

@@ -9,36 +9,43 @@ A method, task, dataset, author or repository page: its papers, newest first, pa
 the count.
 
 The functions here build query text (IRIs through `sparql_term`, so a path cannot inject
-SPARQL) and render rows into HTML sections with `linked_data`'s escaping page helpers;
-the server runs the queries in its worker pool.
+SPARQL) and shape the rows into the context of templates/paper.html (and of the papers
+list the item pages share); the server runs the queries in its worker pool, and
+kg.serve.pages renders the templates.
 """
 
 from __future__ import annotations
 
 import bisect
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from kg.graph.relations import RELATIONS
+from kg.query.directions import metric_direction
 from kg.query.named import sparql_term
 from kg.rdf.results import AskResult, SelectResult, Term
-from kg.serve.linked_data import _esc, _Page
+from kg.rdf.vocab import PAPER_TO
+from kg.serve.linked_data import Labeller, Value, local_href
 
 KG_NS = "https://w3id.org/kg/ontology#"
 PAGE_SIZE = 50
 MAX_REPOSITORIES = 60
 MAX_RESULTS = 200
+MAX_SAMPLES = 500
 SIMILAR_TOP = 10
 SIMILAR_EXPLAIN = 4
-_PREFIXES = (
+#: The prefixes the page queries use.
+PREFIXES = (
     "PREFIX kg: <https://w3id.org/kg/ontology#>\n"
     "PREFIX dcterms: <http://purl.org/dc/terms/>\n"
     "PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>\n"
     "PREFIX foaf: <http://xmlns.com/foaf/0.1/>\n"
     "PREFIX prov: <http://www.w3.org/ns/prov#>\n"
+    "PREFIX skos: <http://www.w3.org/2004/02/skos/core#>\n"
+    "PREFIX schema: <https://schema.org/>\n"
+    "PREFIX rdf: <http://www.w3.org/1999/02/22-rdf-syntax-ns#>\n"
 )
 #: Entity kinds whose pages list papers, and the relation that reaches them from a paper.
 PAPER_LISTS = {
@@ -48,25 +55,20 @@ PAPER_LISTS = {
     "author": "authors",
     "repository": "repositories",
 }
-#: Metric names where a lower value is the better one (errors, distances, losses, time).
-_LOWER_IS_BETTER = re.compile(
-    r"error|loss|\bmae\b|\bmse\b|rmse|\bfid\b|\bkid\b|perplexity|\bppl\b|\bwer\b|\bcer\b|"
-    r"\bter\b|distance|\beer\b|\bfar\b|\bfrr\b|latency|time|\bnll\b|bits.per|\bbpc\b|\bbpd\b|"
-    r"miss rate|\bmr\b|abs ?rel|sq ?rel|chamfer|\bepe\b|params|flops|\bmde\b",
-    re.IGNORECASE,
-)
 
 
 def lower_is_better(metric: str) -> bool:
-    """Whether a leaderboard metric ranks its lowest value first.
+    """Whether a leaderboard metric ranks its lowest value first: the direction rule of
+    kg.query.directions (a metric it cannot place ranks highest first, as before).
 
     >>> lower_is_better("Top 1 Accuracy"), lower_is_better("MAE"), lower_is_better("FID")
     (False, True, True)
     """
-    return bool(_LOWER_IS_BETTER.search(metric))
+    return metric_direction(metric) == "lower"
 
 
-def _iri(iri: str) -> str:
+def iri_term(iri: str) -> str:
+    """An IRI as query text (checked by sparql_term: a path cannot inject SPARQL)."""
     return sparql_term(Term("uri", iri))
 
 
@@ -75,50 +77,56 @@ def _iri(iri: str) -> str:
 
 def paper_queries(iri: str) -> dict[str, str]:
     """The SELECT queries behind a paper's sections, by section name."""
-    p = _iri(iri)
+    p = iri_term(iri)
     return {
-        "biblio": _PREFIXES
+        "biblio": PREFIXES
         + f"""SELECT ?p ?o WHERE {{
   VALUES ?p {{ dcterms:title dcterms:issued kg:arxivId kg:pwcSlug dcterms:abstract
               rdfs:seeAlso kg:abstractPage kg:pdfPage kg:venue kg:conference kg:proceeding }}
   {p} ?p ?o }} LIMIT 50""",
-        "authors": _PREFIXES
+        "authors": PREFIXES
         + f"""SELECT ?author (MIN(?n) AS ?name) (MIN(?pos) AS ?position) WHERE {{
   {p} dcterms:creator ?author .
   OPTIONAL {{ ?author foaf:name ?n }}
   OPTIONAL {{ {p} kg:authorship ?ship . ?ship kg:author ?author ; kg:position ?pos }}
 }} GROUP BY ?author ORDER BY ?position ?name LIMIT 200""",
-        "topics": _PREFIXES
+        "topics": PREFIXES
         + f"""SELECT ?role ?item (MIN(?l) AS ?label) WHERE {{
-  {{ {p} kg:hasTask ?item BIND("task" AS ?role) }}
+  {{ {p} {PAPER_TO.task} ?item BIND("task" AS ?role) }}
   UNION {{ {p} kg:introducesMethod ?item BIND("introduces" AS ?role) }}
   UNION {{ {p} kg:usesMethod ?item BIND("method" AS ?role) }}
   UNION {{ {p} kg:introducesDataset ?item BIND("dataset" AS ?role) }}
   OPTIONAL {{ ?item rdfs:label ?l }}
 }} GROUP BY ?role ?item ORDER BY ?role ?label LIMIT 500""",
-        "code": _PREFIXES
+        "code": PREFIXES
         + f"""SELECT ?repo (MIN(?u) AS ?url) (MAX(?off) AS ?official) (MIN(?fw) AS ?framework)
 WHERE {{
   {p} kg:codeLink ?c . ?c kg:repository ?repo .
   OPTIONAL {{ ?c kg:linkedUrl ?u }} OPTIONAL {{ ?c kg:isOfficial ?off }}
   OPTIONAL {{ ?c kg:framework ?fw }}
 }} GROUP BY ?repo ORDER BY DESC(?official) ?repo LIMIT {MAX_REPOSITORIES + 1}""",
-        "samples": _PREFIXES
-        + f"""SELECT ?repo ?status (COUNT(DISTINCT ?s) AS ?n) WHERE {{
-  {p} kg:hasSample ?s . ?s kg:repository ?repo .
-  OPTIONAL {{ ?s kg:executionStatus ?st }} BIND(COALESCE(STR(?st), "unknown") AS ?status)
-}} GROUP BY ?repo ?status LIMIT 1000""",
-        "code_count": _PREFIXES
+        # One row per harvested sample; those with no repository get a row of their own.
+        "samples": PREFIXES
+        + f"""SELECT ?sample (MIN(?r) AS ?repo) (MIN(?st) AS ?status) (MIN(?lv) AS ?level)
+       (MIN(?en) AS ?entry) (MIN(?fp) AS ?path) (MIN(?fu) AS ?file) (MIN(?li) AS ?licence)
+WHERE {{
+  {p} kg:hasSample ?sample .
+  OPTIONAL {{ ?sample kg:repository ?r }} OPTIONAL {{ ?sample kg:executionStatus ?st }}
+  OPTIONAL {{ ?sample kg:verificationLevel ?lv }} OPTIONAL {{ ?sample kg:entry ?en }}
+  OPTIONAL {{ ?sample kg:filePath ?fp }} OPTIONAL {{ ?sample kg:fileUrl ?fu }}
+  OPTIONAL {{ ?sample kg:licenceName ?li }}
+}} GROUP BY ?sample ORDER BY ?repo ?path ?entry LIMIT {MAX_SAMPLES}""",
+        "code_count": PREFIXES
         + f"SELECT (COUNT(DISTINCT ?repo) AS ?n) WHERE {{ {p} kg:hasRepository ?repo }}",
         # Each result's own triples, pivoted in Python (faster than an OPTIONAL per field).
         # The default graph is the merge, each triple once: no GRAPH ?g needed.
-        "results": _PREFIXES
+        "results": PREFIXES
         + f"""SELECT DISTINCT ?result ?p ?o WHERE {{
   {p} kg:hasResult ?result . ?result ?p ?o }} LIMIT {MAX_RESULTS * 12}""",
         # For each leaderboard the paper is on, and each metric there: the entries, and
         # each entry's highest and lowest number (add_ranks places the paper's own).
         # Each entry is read once per leaderboard, not once per result of the paper.
-        "ranks": _PREFIXES
+        "ranks": PREFIXES
         + f"""SELECT ?lb ?metric (COUNT(?other) AS ?entries) (GROUP_CONCAT(STR(?hi)) AS ?highs)
        (GROUP_CONCAT(STR(?lo)) AS ?lows) WHERE {{
   {{ SELECT ?lb ?metric ?other (MAX(?on) AS ?hi) (MIN(?on) AS ?lo) WHERE {{
@@ -126,25 +134,61 @@ WHERE {{
     ?other kg:inLeaderboard ?lb ; kg:metricName ?metric ; kg:metricNumber ?on
   }} GROUP BY ?lb ?metric ?other }}
 }} GROUP BY ?lb ?metric""",
-        "labels": _PREFIXES
+        "labels": PREFIXES
         + f"""SELECT ?x (MIN(?l) AS ?label) WHERE {{
   {{ SELECT DISTINCT ?x WHERE {{ {p} kg:hasResult ?r . ?r kg:onTask|kg:onDataset ?x }} }}
   ?x rdfs:label ?l }} GROUP BY ?x""",
-        "provenance": _PREFIXES
+        "provenance": provenance_query(iri),
+    }
+
+
+def provenance_query(iri: str, *, graph: bool = False) -> str:
+    """The graphs that state something about the entity, each with the record or dump it
+    came from: file, archive, snapshot date, licence, attribution, republisher, ingest time.
+    (The source footer of every page, and a paper's provenance section.)"""
+    p = iri_term(iri)
+    graphs = (
+        f"VALUES ?graph {{ {p} }}"
+        if graph
+        else f"""{{ SELECT DISTINCT ?graph WHERE {{
+    {{ GRAPH ?graph {{ {p} ?pp ?oo }} }} UNION {{ GRAPH ?graph {{ ?ss ?pp {p} }} }}
+  }} LIMIT 60 }}"""
+    )
+    return (
+        PREFIXES
         + f"""SELECT ?graph ?kind ?origin (MIN(?f) AS ?file) (MIN(?a) AS ?archive)
-       (MIN(?sn) AS ?snapshot) (MIN(?lic) AS ?licence) (MIN(?att) AS ?attribution)
+       (MIN(?sn) AS ?snapshot) (MIN(?lic) AS ?licence)
+       (MIN(COALESCE(?gatt, ?att)) AS ?attribution)
        (MIN(?rep) AS ?republished) (MIN(?at) AS ?ingested) WHERE {{
-  {{ SELECT DISTINCT ?graph WHERE {{ GRAPH ?graph {{ {p} ?pp ?oo }} }} }}
+  {graphs}
   OPTIONAL {{ ?graph prov:wasDerivedFrom ?dump }}
   BIND(COALESCE(?dump, ?graph) AS ?origin)
   BIND(IF(BOUND(?dump), "dump", "record") AS ?kind)
+  FILTER EXISTS {{ ?origin a ?class VALUES ?class {{ kg:Record kg:Dump }} }}
   OPTIONAL {{ ?origin kg:sourceFile ?f }} OPTIONAL {{ ?origin kg:sourceArchive ?a }}
   OPTIONAL {{ ?origin kg:snapshot ?sn }} OPTIONAL {{ ?origin dcterms:license ?lic }}
-  OPTIONAL {{ ?graph kg:attribution ?att }} OPTIONAL {{ ?graph kg:republishedBy ?rep }}
+  OPTIONAL {{ ?origin kg:attribution ?att }} OPTIONAL {{ ?graph kg:attribution ?gatt }}
+  OPTIONAL {{ ?graph kg:republishedBy ?rep }}
   OPTIONAL {{ ?origin kg:ingestedAt ?at }}
-}} GROUP BY ?graph ?kind ?origin ORDER BY ?kind ?graph LIMIT 100""",
-    }
+}} GROUP BY ?graph ?kind ?origin ORDER BY ?kind ?graph LIMIT 100"""
+    )
 
+
+
+def store_sources_query(limit: int = 50) -> str:
+    """The dumps and records of the whole store (the footer of pages drawn from all of it:
+    search, named queries), each with its file, snapshot, licence and attribution."""
+    return (
+        PREFIXES
+        + f"""SELECT ?origin (MIN(?f) AS ?file) (MIN(?a) AS ?archive) (MIN(?sn) AS ?snapshot)
+       (MIN(?lic) AS ?licence) (MIN(?att) AS ?attribution) WHERE {{
+  {{ SELECT ?origin WHERE {{ ?origin a kg:Dump }} LIMIT {limit} }}
+  UNION {{ SELECT ?origin WHERE {{ ?origin a kg:Record }} LIMIT {limit} }}
+  OPTIONAL {{ ?origin kg:sourceFile ?f }} OPTIONAL {{ ?origin kg:sourceArchive ?a }}
+  OPTIONAL {{ ?origin kg:snapshot ?sn }} OPTIONAL {{ ?origin dcterms:license ?lic }}
+  OPTIONAL {{ ?origin kg:attribution ?att }}
+}} GROUP BY ?origin ORDER BY ?origin"""
+    )
 
 _RESULT_FIELDS = {
     KG_NS + "inLeaderboard": "lb",
@@ -165,15 +209,15 @@ def result_rows(triples: Sequence[Mapping[str, Term]]) -> list[dict[str, Term]]:
         if key is not None:
             by.setdefault(t["result"].value, {"result": t["result"]}).setdefault(key, t["o"])
     rows = [r for r in by.values() if "metric" in r and "value" in r]
-    return sorted(rows, key=lambda r: (_text(r, "task"), _text(r, "dataset"), _text(r, "metric")))[
-        :MAX_RESULTS
-    ]
+    return sorted(
+        rows, key=lambda r: (text_of(r, "task"), text_of(r, "dataset"), text_of(r, "metric"))
+    )[:MAX_RESULTS]
 
 
-def _number(text: str) -> Decimal | None:
+def as_number(text: str) -> Decimal | None:
     """A numeric literal's value, to compare as SPARQL does (None: NaN, or not a number).
 
-    >>> _number("78.57"), _number("1.5E2"), _number("NaN"), _number("n/a")
+    >>> as_number("78.57"), as_number("1.5E2"), as_number("NaN"), as_number("n/a")
     (Decimal('78.57'), Decimal('1.5E+2'), None, None)
     """
     try:
@@ -199,7 +243,7 @@ class Board:
         >>> Board(4, numbers, numbers).place("2"), Board(4, numbers, numbers).place("-")
         ((4, 1, 1), (4, 0, 0))
         """
-        value = _number(number)
+        value = as_number(number)
         if value is None:  # SPARQL's comparison would be an error: counted neither way
             return self.entries, 0, 0
         above = len(self.highs) - bisect.bisect_right(self.highs, value)
@@ -210,12 +254,12 @@ def boards(rows: Sequence[Mapping[str, Term]]) -> dict[tuple[str, str], Board]:
     """The `ranks` query's rows as Boards, by (leaderboard IRI, metric name)."""
 
     def numbers(row: Mapping[str, Term], key: str) -> list[Decimal]:
-        found = (_number(text) for text in _text(row, key).split())
+        found = (as_number(text) for text in text_of(row, key).split())
         return sorted(n for n in found if n is not None)
 
     return {
         (r["lb"].value, r["metric"].value): Board(
-            _int(r, "entries"), numbers(r, "highs"), numbers(r, "lows")
+            int_of(r, "entries"), numbers(r, "highs"), numbers(r, "lows")
         )
         for r in rows
         if "lb" in r and "metric" in r
@@ -248,26 +292,25 @@ def papers_path(kind: str) -> str | None:
 
 
 def papers_count_query(iri: str, kind: str) -> str:
-    return (
-        f"SELECT (COUNT(DISTINCT ?paper) AS ?n) WHERE {{ ?paper {papers_path(kind)} {_iri(iri)} }}"
-    )
+    path = papers_path(kind)
+    return f"SELECT (COUNT(DISTINCT ?paper) AS ?n) WHERE {{ ?paper {path} {iri_term(iri)} }}"
 
 
 def papers_page_query(iri: str, kind: str, page: int) -> str:
     return (
-        _PREFIXES
+        PREFIXES
         + f"""SELECT ?paper (MIN(?t) AS ?title) (MIN(?d) AS ?date) WHERE {{
-  ?paper {papers_path(kind)} {_iri(iri)} .
+  ?paper {papers_path(kind)} {iri_term(iri)} .
   OPTIONAL {{ ?paper dcterms:title ?t }} OPTIONAL {{ ?paper dcterms:issued ?d }}
 }} GROUP BY ?paper ORDER BY DESC(?date) ?title ?paper
 LIMIT {PAGE_SIZE} OFFSET {PAGE_SIZE * page}"""
     )
 
 
-# --- rendering ------------------------------------------------------------------------------
+# --- what the pages show -------------------------------------------------------------------
 
 
-def _rows(result: Any) -> list[dict[str, Term]]:
+def rows_of(result: Any) -> list[dict[str, Term]]:
     if not isinstance(result, SelectResult):
         return []
     return [
@@ -276,24 +319,14 @@ def _rows(result: Any) -> list[dict[str, Term]]:
     ]
 
 
-def _text(row: Mapping[str, Term], key: str) -> str:
+def text_of(row: Mapping[str, Term], key: str) -> str:
     term = row.get(key)
     return term.value if term is not None else ""
 
 
-def _int(row: Mapping[str, Term], key: str) -> int:
-    text = _text(row, key)
+def int_of(row: Mapping[str, Term], key: str) -> int:
+    text = text_of(row, key)
     return int(text) if text.isdigit() else 0
-
-
-def _section(slug: str, title: str, body: str) -> str:
-    return f'<section id="{slug}"><h2>{_esc(title)}</h2>{body}</section>'
-
-
-def _link(page: _Page, iri: str, label: str | None = None) -> str:
-    if label:
-        page.desc.labels.setdefault(iri, label)
-    return page.link(Term("uri", iri))
 
 
 @dataclass
@@ -305,46 +338,35 @@ class PaperStory:
     similar_error: str | None = None
 
 
-def _biblio(page: _Page, rows: list[dict[str, Term]]) -> str:
+DC, RDFS = "http://purl.org/dc/terms/", "http://www.w3.org/2000/01/rdf-schema#"
+_FACTS = (
+    (DC + "issued", "published"),
+    (KG_NS + "arxivId", "arXiv"),
+    (KG_NS + "venue", "venue"),
+    (KG_NS + "conference", "conference"),
+    (KG_NS + "proceeding", "proceedings"),
+)
+
+
+def _biblio(view: Labeller, rows: list[dict[str, Term]]) -> dict[str, Any]:
     by: dict[str, list[Term]] = {}
     for row in rows:
         by.setdefault(row["p"].value, []).append(row["o"])
-    dc, kg, rdfs = "http://purl.org/dc/terms/", KG_NS, "http://www.w3.org/2000/01/rdf-schema#"
-    items = []
-    for key, name in (
-        (dc + "issued", "published"),
-        (kg + "arxivId", "arXiv"),
-        (kg + "venue", "venue"),
-        (kg + "conference", "conference"),
-        (kg + "proceeding", "proceedings"),
-    ):
-        for term in by.get(key, []):
-            items.append(f"<dt>{name}</dt><dd>{page.value(term)}</dd>")
+    facts = [(name, view.value(term)) for key, name in _FACTS for term in by.get(key, [])]
     links = [
-        page.value(t)
-        for k in (rdfs + "seeAlso", kg + "abstractPage", kg + "pdfPage")
+        view.value(t)
+        for k in (RDFS + "seeAlso", KG_NS + "abstractPage", KG_NS + "pdfPage")
         for t in by.get(k, [])
     ]
-    if links:
-        items.append(f"<dt>elsewhere</dt><dd>{' · '.join(links)}</dd>")
-    body = f'<dl class="facts">{"".join(items)}</dl>' if items else ""
-    for term in by.get(dc + "abstract", [])[:1]:
-        body += f'<p class="abstract">{_esc(term.value)}</p>'
-    return body
+    abstract = by.get(DC + "abstract", [])
+    return {"facts": facts, "links": links, "abstract": abstract[0].value if abstract else None}
 
 
-def _authors(page: _Page, rows: list[dict[str, Term]]) -> str:
-    if not rows:
-        return ""
-    links = [_link(page, r["author"].value, _text(r, "name") or None) for r in rows]
-    return _section("authors", f"Authors ({len(rows)})", f'<p class="list">{", ".join(links)}</p>')
-
-
-def _topics(page: _Page, rows: list[dict[str, Term]]) -> str:
-    groups: dict[str, list[str]] = {}
+def _topics(view: Labeller, rows: list[dict[str, Term]]) -> list[dict[str, Any]]:
+    groups: dict[str, list[Value]] = {}
     for r in rows:
-        groups.setdefault(_text(r, "role"), []).append(
-            _link(page, r["item"].value, _text(r, "label") or None)
+        groups.setdefault(text_of(r, "role"), []).append(
+            view.link(r["item"].value, text_of(r, "label") or None)
         )
     names = (
         ("task", "Tasks"),
@@ -352,219 +374,231 @@ def _topics(page: _Page, rows: list[dict[str, Term]]) -> str:
         ("method", "Methods used"),
         ("dataset", "Datasets introduced"),
     )
-    out = []
-    for role, title in names:
-        if role in groups:
-            links = ", ".join(groups[role])
-            out.append(f'<h3>{title} ({len(groups[role])})</h3><p class="list">{links}</p>')
-    return _section("topics", "Tasks and methods", "".join(out)) if out else ""
+    return [{"title": title, "items": groups[role]} for role, title in names if role in groups]
 
 
-def _status_summary(statuses: str) -> str:
-    counts: dict[str, int] = {}
-    for pair in statuses.split():
-        status = pair.rsplit("=", 1)[-1]
-        counts[status] = counts.get(status, 0) + 1
-    return ", ".join(f"{n} {_esc(s.replace('_', ' '))}" for s, n in sorted(counts.items()))
+def sample(r: Mapping[str, Term]) -> dict[str, Any]:
+    """A harvested sample as the pages show it (status, level, entry, path, licence)."""
+    level = text_of(r, "level")
+    return {
+        "status": text_of(r, "status") or "unknown",
+        "level": int(level) if level.isdigit() else None,
+        "entry": text_of(r, "entry") or None,
+        "path": text_of(r, "path") or None,
+        "file": text_of(r, "file") or None,
+        "licence": text_of(r, "licence") or None,
+    }
 
 
-def _code(page: _Page, rows: list[dict[str, Term]], total: int) -> str:
-    if not rows:
-        return ""
+def _code(
+    view: Labeller, rows: list[dict[str, Term]], samples: list[dict[str, Term]], total: int
+) -> dict[str, Any] | None:
+    """The repositories (official ones first) with their harvested samples; samples that
+    name no repository, or one outside the list shown, get rows of their own."""
+    by_repo: dict[str, list[dict[str, Any]]] = {}
+    for r in samples:
+        by_repo.setdefault(text_of(r, "repo"), []).append(sample(r))
+    if not rows and not by_repo:
+        return None
     shown = rows[:MAX_REPOSITORIES]
-    lines = []
+    repos = []
     for r in shown:
-        flags = []
-        if _text(r, "official") == "true":
-            flags.append('<span class="flag official">official</span>')
-        if _text(r, "framework"):
-            flags.append(f'<span class="flag">{_esc(_text(r, "framework"))}</span>')
-        samples = _status_summary(_text(r, "statuses"))
-        url = r.get("url")
-        out_link = (
-            f' <a class="out" href="{_esc(url.value)}">code</a>'
-            if url and url.value.startswith(("https://", "http://"))
-            else ""
+        repo = r["repo"].value
+        repos.append(
+            {
+                "repo": view.link(repo),
+                "url": text_of(r, "url") or None,
+                "official": text_of(r, "official") == "true",
+                "framework": text_of(r, "framework") or None,
+                "samples": by_repo.pop(repo, []),
+            }
         )
-        lines.append(
-            f"<tr><td>{_link(page, r['repo'].value)}{out_link}</td><td>{' '.join(flags)}</td>"
-            f"<td>{'samples: ' + samples if samples else ''}</td></tr>"
+    for repo, found in sorted(by_repo.items()):
+        repos.append(
+            {
+                "repo": view.link(repo) if repo else None,
+                "url": None,
+                "official": False,
+                "framework": None,
+                "samples": found,
+            }
         )
     count = max(total, len(rows))
-    more = (
-        f'<p class="meta">the first {len(shown)} of {count:,}, official ones first</p>'
-        if count > len(shown)
-        else ""
-    )
-    return _section(
-        "code",
-        f"Code ({count:,} repositor{'y' if count == 1 else 'ies'})",
-        f'<table class="rows"><tr><th>repository</th><th>flags</th><th>harvested samples</th></tr>'
-        f"{''.join(lines)}</table>{more}",
-    )
+    return {"repositories": repos, "count": count, "shown": len(shown)}
 
 
 def rank_of(row: Mapping[str, Term]) -> tuple[int, int] | None:
     """(rank, entries) of a result on its leaderboard for its metric, best first."""
-    entries = _int(row, "entries")
+    entries = int_of(row, "entries")
     if not entries or "lb" not in row:
         return None
-    ahead = _int(row, "below") if lower_is_better(_text(row, "metric")) else _int(row, "above")
+    ahead = (
+        int_of(row, "below") if lower_is_better(text_of(row, "metric")) else int_of(row, "above")
+    )
     return ahead + 1, entries
 
 
-def _results(page: _Page, rows: list[dict[str, Term]]) -> str:
-    if not rows:
-        return ""
-    lines = []
+def _results(view: Labeller, rows: list[dict[str, Term]]) -> list[dict[str, Any]]:
+    out = []
     for r in rows:
-        rank = rank_of(r)
-        rank_text = f"#{rank[0]} of {rank[1]}" if rank else "–"
-        where = []
-        if "task" in r:
-            where.append(_link(page, r["task"].value, _text(r, "task_label") or None))
-        if "dataset" in r:
-            where.append(_link(page, r["dataset"].value, _text(r, "dataset_label") or None))
-        lines.append(
-            f"<tr><td>{' on '.join(where)}</td><td>{_esc(_text(r, 'metric'))}</td>"
-            f"<td>{_esc(_text(r, 'value'))}</td><td>{_esc(_text(r, 'model'))}</td>"
-            f'<td class="rank">{rank_text}</td></tr>'
+        out.append(
+            {
+                "task": view.link(r["task"].value) if "task" in r else None,
+                "dataset": view.link(r["dataset"].value) if "dataset" in r else None,
+                "metric": text_of(r, "metric"),
+                "value": text_of(r, "value"),
+                "model": text_of(r, "model"),
+                "rank": rank_of(r),
+            }
         )
-    return _section(
-        "results",
-        f"Leaderboard results ({len(rows)})",
-        '<table class="rows"><tr><th>task on dataset</th><th>metric</th><th>value</th>'
-        f"<th>model</th><th>rank</th></tr>{''.join(lines)}</table>",
-    )
+    return out
 
 
-def _similar(page: _Page, story: PaperStory) -> str:
+def _similar(view: Labeller, story: PaperStory) -> dict[str, Any]:
     if story.similar_error:
-        return _section(
-            "similar", "Similar papers", f'<p class="meta">{_esc(story.similar_error)}</p>'
-        )
+        return {"error": story.similar_error, "results": []}
     data = story.similar or {}
-    results: Sequence[Mapping[str, Any]] = data.get("results", [])
-    if not results:
-        return _section(
-            "similar",
-            "Similar papers",
-            '<p class="meta">No paper shares an item with this one.</p>',
-        )
-    lines = []
-    for m in results:
+    results = []
+    for m in data.get("results", []):
         shared = m.get("shared", [])
-        why = ", ".join(
-            f'{_link(page, s["iri"], s["label"])} <span class="dt">{_esc(s["relation"])}, '
-            f"{s['papers']:,} paper{'s' if s['papers'] != 1 else ''}</span>"
-            for s in shared[:SIMILAR_EXPLAIN]
+        results.append(
+            {
+                "paper": view.link(m["paper"], m["title"]),
+                "score": m["score"],
+                "shared": [
+                    {
+                        "item": view.link(s["iri"], s["label"]),
+                        "relation": s["relation"],
+                        "papers": s["papers"],
+                    }
+                    for s in shared[:SIMILAR_EXPLAIN]
+                ],
+                "more": max(0, len(shared) - SIMILAR_EXPLAIN),
+            }
         )
-        more = len(shared) - SIMILAR_EXPLAIN
-        tail = f" and {more} more" if more > 0 else ""
-        lines.append(
-            f'<li>{_link(page, m["paper"], m["title"])} <span class="dt">score '
-            f'{m["score"]:.3f}</span><br><span class="why">shares {why}{tail}</span></li>'
-        )
-    note = (
-        f'<p class="meta">By {_esc(", ".join(data.get("by", [])))}, metric '
-        f"{_esc(str(data.get('metric')))} (rarer shared items weigh more); as JSON at "
-        f'<a href="/similar/{_esc(_paper_key(page))}">/similar</a>.</p>'
-    )
-    return _section("similar", "Similar papers", f'<ol class="similar">{"".join(lines)}</ol>{note}')
+    return {
+        "error": None,
+        "results": results,
+        "by": ", ".join(data.get("by", [])),
+        "metric": str(data.get("metric")),
+        "href": local_href(view.desc.iri, view.base) and "/similar/" + _paper_key(view),
+    }
 
 
-def _paper_key(page: _Page) -> str:
-    iri = page.desc.iri
-    return iri[len(page.base) :] if iri.startswith(page.base + "paper/") else iri
+def _paper_key(view: Labeller) -> str:
+    iri = view.desc.iri
+    return iri[len(view.base) :] if iri.startswith(view.base + "paper/") else iri
 
 
-def _provenance(page: _Page, rows: list[dict[str, Term]]) -> str:
-    if not rows:
-        return ""
-    lines = []
+def sources(view: Labeller, rows: list[dict[str, Term]]) -> list[dict[str, Any]]:
+    """The `sources` of a page's footer (see _source_license.html), one per record or dump,
+    from the rows of a provenance query (`paper_queries`' or `sources_query`)."""
+    out: dict[str, dict[str, Any]] = {}
     for r in rows:
-        bits = []
+        origin = r.get("origin") or r.get("graph")
+        if origin is None:
+            continue
+        found = out.setdefault(
+            origin.value,
+            {
+                **view.link(origin.value),
+                "label": text_of(r, "file") or text_of(r, "archive") or view.short(origin.value),
+                "snapshot": text_of(r, "snapshot") or None,
+                "licence": text_of(r, "licence") or None,
+                "attribution": text_of(r, "attribution") or None,
+            },
+        )
+        for key, name in (
+            ("snapshot", "snapshot"),
+            ("licence", "licence"),
+            ("attribution", "attribution"),
+        ):
+            if not found[name] and text_of(r, key):
+                found[name] = text_of(r, key)
+    return list(out.values())
+
+
+def _provenance(view: Labeller, rows: list[dict[str, Term]]) -> list[dict[str, Any]]:
+    out = []
+    for r in rows:
         origin = r.get("origin")
-        if _text(r, "kind") == "dump" and origin is not None:
-            bits.append(f"from the dump {_link(page, origin.value)}")
+        bits: list[tuple[str, Value]] = []
+        if text_of(r, "kind") == "dump" and origin is not None:
+            bits.append(("from the dump", view.link(origin.value)))
         for key, name in (("file", "file"), ("archive", "source"), ("snapshot", "snapshot")):
-            if _text(r, key):
-                bits.append(f"{name} {_esc(_text(r, key))}")
+            if text_of(r, key):
+                bits.append((name, {"text": text_of(r, key)}))
         for key, name in (
             ("licence", "licence"),
             ("attribution", "attribution"),
             ("republished", "republished by"),
         ):
             if key in r:
-                bits.append(f"{name} {page.value(r[key])}")
-        if _text(r, "ingested"):
-            bits.append(f"ingested {_esc(_text(r, 'ingested'))}")
-        lines.append(
-            f'<li>{_link(page, r["graph"].value)}<br><span class="dt">{"; ".join(bits)}</span></li>'
-        )
-    return _section("provenance", "Provenance", f"<ul>{''.join(lines)}</ul>")
+                bits.append((name, view.value(r[key])))
+        if text_of(r, "ingested"):
+            bits.append(("ingested", {"text": text_of(r, "ingested")}))
+        out.append({"graph": view.link(r["graph"].value), "bits": bits})
+    return out
 
 
-def paper_sections(page: _Page, story: PaperStory) -> list[str]:
-    """The paper's sections, in reading order (empty ones left out)."""
+def paper_context(view: Labeller, story: PaperStory) -> dict[str, Any]:
+    """What the paper template shows, from the story's rows."""
     rows = {
-        name: result if isinstance(result, list) else _rows(result)
+        name: result if isinstance(result, list) else rows_of(result)
         for name, result in story.rows.items()
     }
     results = rows.get("results", [])
     shown = {r[k].value for r in results for k in ("task", "dataset") if k in r}
     for r in rows.get("labels", []):  # the labels of the results' tasks and datasets shown
         if r["x"].value in shown:
-            page.desc.labels.setdefault(r["x"].value, _text(r, "label"))
+            view.label(r["x"].value, text_of(r, "label"))
     add_ranks(results, rows.get("ranks", []))
-    total = _int(rows["code_count"][0], "n") if rows.get("code_count") else 0
-    parts = [
-        _biblio(page, rows.get("biblio", [])),
-        _authors(page, rows.get("authors", [])),
-        _topics(page, rows.get("topics", [])),
-        _code(page, rows.get("code", []), total),
-        _results(page, rows.get("results", [])),
-        _similar(page, story),
-        _provenance(page, rows.get("provenance", [])),
-    ]
-    return [p for p in parts if p]
+    total = int_of(rows["code_count"][0], "n") if rows.get("code_count") else 0
+    authors = rows.get("authors", [])
+    return {
+        "biblio": _biblio(view, rows.get("biblio", [])),
+        "authors": [view.link(r["author"].value, text_of(r, "name") or None) for r in authors],
+        "topics": _topics(view, rows.get("topics", [])),
+        "code": _code(view, rows.get("code", []), rows.get("samples", []), total),
+        "results": _results(view, results),
+        "similar": _similar(view, story),
+        "provenance": _provenance(view, rows.get("provenance", [])),
+        "sources": sources(view, rows.get("provenance", [])),
+    }
 
 
-def papers_section(page: _Page, kind: str, count: Any, papers: Any, number: int) -> list[str]:
-    """An item's papers: this page of them, the count, and links to the pages around."""
-    counted = _rows(count)
-    total = _int(counted[0], "n") if counted else 0
-    if not total:
-        return []
-    rows = _rows(papers)
-    lines = "".join(
-        f"<li>{_link(page, r['paper'].value, _text(r, 'title') or None)}"
-        f' <span class="dt">{_esc(_text(r, "date"))}</span></li>'
-        for r in rows
-    )
-    first = number * PAGE_SIZE + 1
-    last = number * PAGE_SIZE + len(rows)
-    nav = []
-    if number > 0:
-        nav.append(f'<a rel="prev" href="?page={number - 1}">← newer</a>')
-    if last < total:
-        nav.append(f'<a rel="next" href="?page={number + 1}">older →</a>')
-    where = (
-        f"{first:,}–{last:,} of {total:,}, newest first"
-        if rows
-        else f"none on this page of {total:,}"
-    )
-    body = (
-        f'<p class="meta">{where}</p><ol start="{first}" class="papers">{lines}</ol>'
-        f'<p class="nav">{" · ".join(nav)}</p>'
-    )
-    return [_section("papers", f"Papers ({total:,})", body)]
+def paging(number: int, shown: int, total: int, size: int = PAGE_SIZE) -> dict[str, int]:
+    """Where a page of a list is: {number, first, last, total} (first and last 1-based)."""
+    return {
+        "number": number,
+        "first": number * size + 1,
+        "last": number * size + shown,
+        "total": total,
+    }
+
+
+def papers_context(view: Labeller, count: Any, papers: Any, number: int) -> dict[str, Any]:
+    """An item's papers: this page of them, the count, and where the page is."""
+    counted = rows_of(count)
+    total = int_of(counted[0], "n") if counted else 0
+    rows = rows_of(papers)
+    return {
+        "total": total,
+        "papers": [
+            {
+                "paper": view.link(r["paper"].value, text_of(r, "title") or None),
+                "date": text_of(r, "date"),
+            }
+            for r in rows
+        ],
+        "paging": paging(number, len(rows), total),
+    }
 
 
 # --- running them ---------------------------------------------------------------------------
 
 
-def _kind(iri: str, base: str) -> str | None:
+def kind_of(iri: str, base: str) -> str | None:
     if not iri.startswith(base):
         return None
     rest = iri[len(base) :]
@@ -572,15 +606,15 @@ def _kind(iri: str, base: str) -> str | None:
     return head if tail else None
 
 
-_RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
+RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 
 
-def _typed(page: _Page, cls: str) -> bool:
+def typed(view: Labeller, cls: str) -> bool:
     """Whether the entity is stated to be a kg:`cls` (not a node minted under one)."""
-    iri = page.desc.iri
+    iri = view.desc.iri
     return any(
-        s.value == iri and p.value == _RDF_TYPE and o.value == KG_NS + cls
-        for s, p, o in page.desc.outgoing
+        s.value == iri and p.value == RDF_TYPE and o.value == KG_NS + cls
+        for s, p, o in view.desc.outgoing
     )
 
 
@@ -595,7 +629,7 @@ def page_number(value: str | None) -> int:
 
 
 def is_paper_query(iri: str) -> str:
-    return f"ASK {{ {_iri(iri)} a <{KG_NS}Paper> }}"
+    return f"ASK {{ {iri_term(iri)} a <{KG_NS}Paper> }}"
 
 
 async def paper_story(pool: Any, iri: str, base: str) -> PaperStory:
@@ -627,7 +661,7 @@ async def paper_story(pool: Any, iri: str, base: str) -> PaperStory:
     found = await asyncio.gather(*(pool.result(queries[n]) for n in names), similar())
     data, error = found[-1]
     results = dict(zip(names, found[:-1], strict=True))
-    results["results"] = result_rows(_rows(results["results"]))
+    results["results"] = result_rows(rows_of(results["results"]))
     return PaperStory(results, data, error)
 
 
@@ -635,7 +669,7 @@ async def early_story(pool: Any, iri: str, base: str) -> PaperStory | None:
     """A paper's story, started while the server still reads the entity's description:
     the workers that would wait for the description meanwhile run the story's queries.
     None (after one ASK) for an IRI under paper/ that is no kg:Paper."""
-    if _kind(iri, base) != "paper":
+    if kind_of(iri, base) != "paper":
         return None
     typed = await pool.result(is_paper_query(iri))
     if not (isinstance(typed, AskResult) and typed.value):
@@ -643,22 +677,13 @@ async def early_story(pool: Any, iri: str, base: str) -> PaperStory | None:
     return await paper_story(pool, iri, base)
 
 
-async def sections(
-    pool: Any, page: _Page, number: int, early: PaperStory | None = None
-) -> list[str]:
-    """Run the queries of the entity's sections in the pool (in parallel) and render them
-    (a paper's from `early_story`, when that was started)."""
+async def papers(pool: Any, view: Labeller, kind: str, number: int) -> dict[str, Any]:
+    """An item's papers (through the relation of its kind), this page of them and the count."""
     import asyncio
 
-    iri, base = page.desc.iri, page.base
-    kind = _kind(iri, base)
-    if kind == "paper" and _typed(page, "Paper"):
-        story = early if early is not None else await paper_story(pool, iri, base)
-        return paper_sections(page, story)
-    if kind in PAPER_LISTS and kind != "paper":
-        count, papers = await asyncio.gather(
-            pool.result(papers_count_query(iri, kind)),
-            pool.result(papers_page_query(iri, kind, number)),
-        )
-        return papers_section(page, kind, count, papers, number)
-    return []
+    iri = view.desc.iri
+    count, found = await asyncio.gather(
+        pool.result(papers_count_query(iri, kind)),
+        pool.result(papers_page_query(iri, kind, number)),
+    )
+    return papers_context(view, count, found, number)

@@ -43,7 +43,7 @@ from tests.reliability.helpers import (
 
 pytestmark = pytest.mark.reliability
 SIZES = "SELECT ?g (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g"
-RECORDS = 4000
+RECORDS = 2000
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +73,7 @@ def fresh_store(tmp_path: Path, inputs: dict[str, Any]) -> Path:
 def start_second_ingest(store: Path, inputs: dict[str, Any]) -> Any:
     """`kg ingest` of the second file in small batches (many writes to overlap with)."""
     return start_kg(
-        "--store", str(store), "ingest", str(inputs["second"]), "--batch-size", "100", "--json"
+        "--store", str(store), "ingest", str(inputs["second"]), "--batch-size", "50", "--json"
     )
 
 

@@ -1,5 +1,5 @@
 """kill -9 during ingest: a real `kg ingest` is SIGKILLed at random moments while it loads
-5,000 generated records (20,000 in the --run-slow variant). After each kill the store
+3,000 generated records (20,000 in the --run-slow variant). After each kill the store
 opens, every record graph is whole (the quads of a clean run's graph) or absent, and the
 killed run's leftovers are gone; re-running the same ingest converges to the clean run's
 graph, digest and counts.
@@ -311,7 +311,7 @@ def test_kill_9_during_ingest(
 ) -> None:
     seed = int(os.environ.get("KG_KILL_SEED", "20261130"))
     figures = run_kill_test(
-        tmp_path, monkeypatch, n=5_000, kills=12, seed=seed, sample=100, batch=250
+        tmp_path, monkeypatch, n=3_000, kills=12, seed=seed, sample=100, batch=150
     )
     record_figures(request.config, "kill", figures)
 

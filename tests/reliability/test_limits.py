@@ -219,3 +219,37 @@ def test_a_query_too_long_is_refused(tmp_path: Path, big_store: tuple[Path, int]
     result = run_kg("--store", str(path), "sparql", f"@{query}")
     assert result.returncode == 1 and "over the limit of 1,000,000" in result.stderr
     assert os.path.getsize(query) > 1_000_000
+
+
+#: Every pair and triple of seed triples, sorted: passes 300 MB within seconds on the seeds.
+CROSS3 = "SELECT ?a ?d ?g WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i } ORDER BY ?c ?f ?i LIMIT 1"
+ENGINE_TEXT = ("memory allocation of", "backtrace", "panicked", "RUST_BACKTRACE", ".rs:")
+
+
+def test_no_engine_text_reaches_a_client_or_the_terminal(tmp_path: Path) -> None:
+    """Issue 31: a worker over its memory cap made Rust write 'memory allocation of N bytes
+    failed' and a backtrace on the server's terminal. The client gets 507 in kg's words, and
+    the log one kg line in place of the runtime's."""
+    from tests.conftest import SEEDS_DIR
+
+    store = tmp_path / "store"
+    assert run_kg("--store", str(store), "ingest", str(SEEDS_DIR)).returncode == 0
+    server = Server.start(
+        store, tmp_path / "serve.log",
+        "--workers", "1", "--timeout", "120", "--max-memory-mb", "300", "--refresh", "0",
+    )  # fmt: skip
+    try:
+        stopped = server.query(CROSS3, timeout=180)
+        wait_until(
+            lambda: httpx.get(f"{server.url}/health", timeout=30).json()["workers_running"] == 1,
+            120,
+            "the worker's replacement",
+        )
+    finally:
+        code = server.stop()
+    assert code == STOPPED
+    assert stopped.status_code == 507, stopped.text
+    log = server.log.read_text()
+    for text in ENGINE_TEXT:
+        assert text not in stopped.text and text not in log, (text, log[-2000:])
+    assert "the query engine failed" in log

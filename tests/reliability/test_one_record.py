@@ -34,7 +34,9 @@ def _ingest_and_check(tmp_path: Path, items: list[dict[str, object]]) -> None:
                    "--top", "100", "--json")  # fmt: skip
     assert found.returncode == 0, found.stderr[-2000:]
     assert "search index" not in found.stderr, found.stderr
-    iris = {hit["iri"] for hit in json.loads(found.stdout)}
+    answer = json.loads(found.stdout)
+    hits = answer["hits"] if isinstance(answer, dict) else answer  # pages of hits, or a list
+    iris = {hit["iri"] for hit in hits}
     assert BASE + "paper/" + str(last["url"]).rsplit("/", 1)[1] in iris
 
 

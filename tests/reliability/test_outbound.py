@@ -32,10 +32,13 @@ MARKER = "INTERNAL-SERVICE-SECRET-7f3a"
 class Listener:
     """A loopback HTTP service that counts connections and answers with a secret body."""
 
-    def __init__(self) -> None:
-        self.sockets = [socket.create_server(("127.0.0.1", 0))]
+    def __init__(self, address: str = "127.0.0.1") -> None:
+        self.address = address
+        self.sockets = [socket.create_server((address, 0))]
         self.port = self.sockets[0].getsockname()[1]
         try:  # the same port on ::1, for spellings that resolve to IPv6 loopback
+            if address != "127.0.0.1":
+                raise OSError
             six = socket.socket(socket.AF_INET6)
             six.bind(("::1", self.port))
             six.listen()
@@ -127,10 +130,12 @@ def _update(url: str, sparql: str) -> list[httpx.Response]:
     ]
 
 
-def _answers(url: str, port: int, updating: bool) -> list[tuple[str, int, str]]:
+def _answers(
+    url: str, port: int, updating: bool, host: str = "127.0.0.1"
+) -> list[tuple[str, int, str]]:
     """(attempt, status, body with the port written as PORT) for the whole corpus."""
     out = []
-    attempts = updates(port) if updating else queries(port)
+    attempts = updates(port, host) if updating else queries(port, host)
     for sparql in attempts:
         for response in _update(url, sparql) if updating else _sends(url, sparql):
             text = response.text.replace(str(port), "PORT")
@@ -228,3 +233,72 @@ def test_the_corpus_is_big_enough_and_the_listener_would_notice(
         server.stop()
     assert listener.connections >= 1
     assert reached.status_code == 200 and MARKER in reached.text
+
+
+def test_an_allow_list_holds_at_the_connection_whatever_the_text(
+    tmp_path: Path, store: Path, listener: Listener, request: pytest.FixtureRequest
+) -> None:
+    """Issue 31: with --allow-service 127.0.0.1, hosts not listed (127.0.0.2 and 127.0.0.3,
+    listening) see no connection from any spelling of the corpus, the two `\\u` forms of
+    the issue first; the allowed host is still reached. The server decides each connect
+    the engine makes (kg.serve.sandbox.Supervisor), not by reading the text."""
+    others = [Listener("127.0.0.2"), Listener("127.0.0.3")]
+    server = Server.start(
+        store, tmp_path / "serve.log", "--workers", "2", "--allow-service", "127.0.0.1"
+    )
+    try:
+        answers = [a for o in others for a in _answers(server.url, o.port, False, o.address)]
+        updates_tried = len(updates(others[0].port, "127.0.0.2"))
+        allowed = server.query(queries(listener.port)[0])
+        health = httpx.get(f"{server.url}/health", timeout=30).json()
+    finally:
+        code = server.stop()
+        for other in others:
+            other.close()
+    assert code == STOPPED
+    reached = {o.address: o.connections for o in others}
+    assert not any(reached.values()), f"hosts not allowed were reached: {reached}"
+    leaked = [a for a in answers if MARKER in a[2]]
+    assert not leaked, leaked[:3]
+    assert {status for _, status, _ in answers} <= {200, 400, 403}
+    calls = [a for a in answers if "SERVICE" in a[0].upper() or "\\u" in a[0]]
+    assert {status for _, status, _ in calls} <= {400, 403}, sorted({s for _, s, _ in calls})
+    # the issue's two forms get the refusal of the connection itself
+    for form in queries(others[0].port, "127.0.0.2")[:3]:
+        assert any(a[0] == form.replace(str(others[0].port), "PORT") and a[1] == 403
+                   for a in answers)
+    assert "refused a connection to 127.0.0.2" in (tmp_path / "serve.log").read_text()
+    assert allowed.status_code == 200 and MARKER in allowed.text
+    assert listener.connections >= 1
+    assert health["replaced"] == 0
+    record_figures(
+        request.config,
+        "outbound_allow_list",
+        {
+            "requests": len(answers),
+            "update_attempts_not_sent": updates_tried,
+            "status_counts": {
+                str(s): sum(1 for a in answers if a[1] == s)
+                for s in sorted({a[1] for a in answers})
+            },
+            "connections_to_hosts_not_allowed": sum(reached.values()),
+        },
+    )
+
+
+def test_the_allow_list_reads_addresses_as_the_kernel_gives_them() -> None:
+    """The supervisor's verdict on the raw sockaddr a connect names (IPv4, IPv6, mapped)."""
+    from kg.serve.sandbox import AllowList, parse_sockaddr
+
+    allow = AllowList(["127.0.0.1", "[::1]", "*"])
+    assert allow.allows("127.0.0.1", 8080) and allow.allows("::ffff:127.0.0.1", 1)
+    assert allow.allows("::1", 80)
+    assert not allow.allows("127.0.0.2", 8080) and not allow.allows("::ffff:127.0.0.2", 80)
+    assert not allow.allows("not an address", 80)
+    four = socket.AF_INET.to_bytes(2, "little") + (8080).to_bytes(2, "big")
+    four += socket.inet_aton("127.0.0.2") + bytes(8)
+    assert parse_sockaddr(four) == (socket.AF_INET, "127.0.0.2", 8080)
+    six = socket.AF_INET6.to_bytes(2, "little") + (443).to_bytes(2, "big") + bytes(4)
+    six += socket.inet_pton(socket.AF_INET6, "::ffff:127.0.0.2") + bytes(4)
+    assert parse_sockaddr(six) == (socket.AF_INET6, "::ffff:127.0.0.2", 443)
+    assert parse_sockaddr(b"\x01") == (-1, "", 0)

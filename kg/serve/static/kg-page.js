@@ -20,6 +20,24 @@
     yasqe: { value: fallback },
     yasr: { prefixes: data.prefixes },
   });
+  // The server reads kg's usual prefixes without PREFIX lines: so does the editor's checker
+  // (its parser state starts with them instead of none), in every tab.
+  function knowPrefixes(tab) {
+    var yasqe = tab && tab.getYasqe && tab.getYasqe();
+    if (!yasqe || yasqe.kgPrefixes) return;
+    var mode = yasqe.getMode();
+    var start = mode.startState;
+    mode.startState = function () {
+      var state = start.apply(this, arguments);
+      Object.keys(data.prefixes).forEach(function (p) { state.prefixes[p] = data.prefixes[p]; });
+      return state;
+    };
+    yasqe.kgPrefixes = true;
+    yasqe.setValue(yasqe.getValue());
+  }
+  knowPrefixes(yasgui.getTab());
+  yasgui.on("tabChange", function (_, tab) { knowPrefixes(tab); });
+  yasgui.on("tabSelect", function () { knowPrefixes(yasgui.getTab()); });
   var select = document.getElementById("kg-examples");
   var summary = document.getElementById("kg-summary");
   examples.forEach(function (example, i) {

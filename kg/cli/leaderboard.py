@@ -1,0 +1,228 @@
+"""`kg leaderboard`: a task's leaderboard on a dataset, ranked per metric, and its best so far."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sys
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from kg.cli.app import command, emit, out, state
+from kg.errors import UsageError
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from kg.query.leaderboard import Leaderboard, Point, Section
+
+FORMATS = ("table", "csv", "json")
+CHART_WIDTH, CHART_HEIGHT = 64, 14
+
+
+def _code_cell(board: Leaderboard, paper: str | None) -> str:
+    codes = board.code.get(paper or "", ())
+    if not codes:
+        return ""
+    first = codes[0]
+    name = (first.url or first.repo).removeprefix("https://").removeprefix("github.com/")
+    flags = [f for f in ("official" if first.official else "", first.framework or "") if f]
+    more = f" +{len(codes) - 1}" if len(codes) > 1 else ""
+    return name + (f" ({', '.join(flags)})" if flags else "") + more
+
+
+def section_table(board: Leaderboard, section: Section) -> Table:
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(
+        title=Text(f"{board.label}: {section.metric}"),  # data, not markup
+        caption=f"{len(section.entries)} results; {section.ranked_by}",
+        header_style="bold",
+    )
+    table.add_column("rank", justify="right", min_width=4)
+    table.add_column("model", overflow="fold", min_width=16, max_width=34)
+    table.add_column("value", no_wrap=True, min_width=7)
+    table.add_column("date", no_wrap=True, min_width=10)
+    # the fixed columns and the borders take about 60 characters; paper and code share the rest
+    rest = max(24, out.size.width - 60)
+    table.add_column("paper", no_wrap=True, overflow="ellipsis", max_width=rest * 3 // 5)
+    table.add_column("code", no_wrap=True, overflow="ellipsis", max_width=rest * 2 // 5)
+    for e in section.entries:
+        table.add_row(
+            *(
+                Text(cell)  # data, not markup
+                for cell in (
+                    str(e.rank) if e.rank is not None else "-",
+                    e.model or "",
+                    e.value,
+                    e.date or "",
+                    e.title or e.paper_url or "",
+                    _code_cell(board, e.paper),
+                )
+            )
+        )
+    return table
+
+
+def history_table(section: Section) -> Table:
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(
+        title=Text(f"{section.metric}: the best so far ({section.ranked_by})"),
+        header_style="bold",
+    )
+    for name in ("date", "value", "best"):
+        table.add_column(name, no_wrap=True, min_width=10 if name == "date" else 6)
+    table.add_column("model", overflow="fold", min_width=16, max_width=34)
+    paper_width = max(12, out.size.width - 70)
+    table.add_column("paper", no_wrap=True, overflow="ellipsis", max_width=paper_width)
+    for p in section.history:
+        cells = (p.date, str(p.value), f"{p.best}{' *' if p.new_best else ''}", p.model or "")
+        table.add_row(*(Text(c) for c in (*cells, p.title or "")))
+    table.caption = "* a new best"
+    return table
+
+
+def step_chart(
+    section: Section, width: int = CHART_WIDTH, height: int = CHART_HEIGHT, color: bool = True
+) -> str:
+    """The best so far as a step line over the results' points, drawn in the terminal."""
+    import numpy as np
+    from uniplot import plot_to_string
+
+    points: list[Point] = list(section.history)
+    if not points:
+        return f"(no dated result on {section.metric}: nothing to chart)"
+    dates = np.array([p.date for p in points], dtype="datetime64[D]")
+    values = np.array([float(p.value) for p in points])
+    # a step line: the best holds until the next new best, then jumps
+    step_x, step_y = [dates[0]], [float(points[0].best)]
+    for d, p in zip(dates[1:], points[1:], strict=True):
+        if p.new_best:
+            step_x += [d, d]
+            step_y += [step_y[-1], float(p.best)]
+    step_x.append(dates[-1])
+    step_y.append(step_y[-1])
+    chart: str = plot_to_string(
+        [values, np.array(step_y)],
+        [dates, np.array(step_x, dtype="datetime64[D]")],
+        lines=[False, True],
+        legend_labels=["result", "best so far"],
+        title=f"{section.metric}: the best so far",
+        width=width,
+        height=height,
+        color=color,
+    )
+    return chart
+
+
+def _csv(board: Leaderboard, sections: list[Section], history: bool) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    if history:
+        writer.writerow(["metric", "date", "value", "model", "paper", "best", "new_best"])
+        for s in sections:
+            for p in s.history:
+                writer.writerow(
+                    [s.metric, p.date, p.value, p.model or "", p.paper or "", p.best, p.new_best]
+                )
+    else:
+        writer.writerow(
+            ["metric", "direction", "rank", "model", "value", "number", "spread", "paper",
+             "title", "date", "code"]
+        )
+        for s in sections:
+            for e in s.entries:
+                writer.writerow(
+                    [
+                        s.metric, s.direction, e.rank if e.rank is not None else "", e.model or "",
+                        e.value, "" if e.number is None else e.number,
+                        "" if e.spread is None else e.spread, e.paper or e.paper_url or "",
+                        e.title or "", e.date or "", _code_cell(board, e.paper),
+                    ]
+                )
+    return out.getvalue()
+
+
+@command("leaderboard", rich_help_panel="Query")
+def leaderboard_command(
+    task: Annotated[
+        str, typer.Argument(help="The task: a slug, a name in any case, a key or an IRI.")
+    ],
+    dataset: Annotated[
+        str, typer.Argument(help="The dataset: a slug, a name in any case, a key or an IRI.")
+    ],
+    metric: Annotated[
+        str | None,
+        typer.Option(help="Only this metric (default: every metric of the leaderboard).",
+                     show_default=False),
+    ] = None,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="table|csv|json.")] = "table",
+    history: Annotated[
+        bool,
+        typer.Option(
+            "--history",
+            help="The best result over time instead of the ranking: each dated result, oldest "
+            "first, with the best so far (JSON: a list of {date, value, model, paper, best}).",
+        ),
+    ] = False,
+    chart: Annotated[
+        bool | None,
+        typer.Option(
+            "--chart/--no-chart",
+            help="Draw the best so far as a step chart (default: on a terminal, with --format "
+            "table).",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    """A task's leaderboard on a dataset: each metric's results ranked best first.
+
+    The direction of each metric (lower or higher is better) comes from its name
+    (docs/leaderboards.md); a metric kg cannot place says so. Examples:
+
+      kg leaderboard image-classification imagenet --metric "Top 1 Accuracy"
+
+      kg leaderboard "Image Classification" ImageNet --metric "top 1 accuracy"
+
+      kg leaderboard image-classification imagenet --metric "Top 1 Accuracy" --history -f json
+    """
+    from kg.query.leaderboard import load, metric_param
+
+    if fmt not in FORMATS:
+        raise UsageError(f"--format {fmt} is not one of: {', '.join(FORMATS)}")
+    wanted = metric_param(metric)
+    board = load(state.store(), task, dataset, state.base_iri)
+    if wanted is not None:
+        sections = [board.section(wanted)]
+    elif history and fmt == "json":
+        sections = [board.sections[0]]  # one series: the leaderboard's first metric
+        others = ", ".join(repr(s.metric) for s in board.sections[1:])
+        if others:
+            print(
+                f"(the history of {sections[0].metric!r}; --metric picks another: {others})",
+                file=sys.stderr,
+            )
+    else:
+        sections = list(board.sections)
+    if fmt == "json":
+        if history:
+            emit(json.dumps([p.as_json() for p in sections[0].history], indent=1,
+                            ensure_ascii=False))
+        else:
+            data = board.as_json()
+            data["sections"] = [s.as_json() for s in sections]
+            emit(json.dumps(data, indent=1, ensure_ascii=False))
+        return
+    if fmt == "csv":
+        emit(_csv(board, sections, history))
+        return
+    draw = sys.stdout.isatty() if chart is None else chart
+    for s in sections:
+        emit(history_table(s) if history else section_table(board, s))
+        if draw:
+            emit(step_chart(s, color=sys.stdout.isatty()))

@@ -1,0 +1,300 @@
+"""Leaderboard pages: `/leaderboard/{task}/{dataset}`, its chart and its history.
+
+* `/leaderboard/{task}/{dataset}`: one section per metric, ranked best first, with its
+  best-so-far chart drawn in the page as SVG (kg.serve.chart, `_chart.svg`), the snapshot
+  date and the licence and attribution of the table. Asked for RDF (Accept or `?format=`),
+  the same path answers the leaderboard's statements, as every entity does.
+* `…/chart.svg?metric=…`: the chart alone, for embedding elsewhere, attribution inside.
+* `…/history.json?metric=…`: the series behind the chart (the objects of `kg leaderboard
+  --history --format json`).
+* `…/result/{id}`: a result of a row that names no paper, as an entity page.
+
+The rows come from the three named queries of kg.query.leaderboard, run in the worker pool
+at once; `build` ranks them exactly as `kg leaderboard` does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import OrderedDict
+from typing import TYPE_CHECKING, Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from kg.errors import NotFoundError, ParameterError
+from kg.query.leaderboard import (
+    CODE,
+    RESULTS,
+    SOURCE,
+    Leaderboard,
+    Section,
+    build,
+    leaderboard_queries,
+)
+from kg.query.named import sparql_term
+from kg.rdf.results import SelectResult, Term
+from kg.serve import conneg
+from kg.serve.chart import best_so_far_chart
+from kg.serve.linked_data import iri_for_path, local_href
+from kg.serve.render import attribution_name, licence_name, render
+
+if TYPE_CHECKING:
+    from kg.serve.app import KgServer
+
+PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+SVG_CSP = "default-src 'none'; style-src 'unsafe-inline'"
+_TAILS = ("chart.svg", "history.json")
+PAGE_CHART_WIDTH = 940  # the page's column; chart.svg alone keeps the default 760
+CACHED_BOARDS = 64  # leaderboards kept rendered (a page is up to a few hundred kB)
+
+
+def split_path(raw_path: str) -> tuple[str, str, str | None]:
+    """(task key, dataset key, tail) of a raw `/leaderboard/…` path, still percent-encoded;
+    the tail is `chart.svg`, `history.json`, `result/<id>` or None.
+
+    >>> split_path("/leaderboard/image-classification/imagenet/chart.svg")
+    ('image-classification', 'imagenet', 'chart.svg')
+    >>> split_path("/leaderboard/t/semeval-2018/general/result/0a1b")
+    ('t', 'semeval-2018/general', 'result/0a1b')
+    """
+    parts = raw_path.strip("/").split("/")[1:]
+    tail: str | None = None
+    if parts and parts[-1] in _TAILS:
+        tail = parts.pop()
+    elif len(parts) >= 4 and parts[-2] == "result":
+        tail = "result/" + parts.pop()
+        parts.pop()
+    if len(parts) < 2 or len(parts) > 3 or not all(parts):
+        raise NotFoundError(
+            f"{raw_path} names no leaderboard: use /leaderboard/<task>/<dataset>"
+        )
+    return parts[0], "/".join(parts[1:]), tail
+
+
+def _bindings(base: str, task_key: str, dataset_key: str) -> dict[str, Term]:
+    terms = {
+        "task": Term("uri", f"{base}task/{task_key}"),
+        "dataset": Term("uri", f"{base}dataset/{dataset_key}"),
+    }
+    for term in terms.values():
+        try:
+            sparql_term(term)
+        except ParameterError:
+            raise NotFoundError(f"{term.value} is no IRI kg could hold") from None
+    return terms
+
+
+class Rendered:
+    """What the server made of one leaderboard at one store version: the board, and its
+    page and charts once asked for. A leaderboard changes only when the store does, so a
+    warm request renders nothing (the pool's generation moves with every new snapshot)."""
+
+    def __init__(self, board: Leaderboard) -> None:
+        self.board = board
+        self.outputs: dict[tuple[str, str], str] = {}  # (form, metric) -> body
+
+    def output(self, form: str, metric: str, make: Any) -> str:
+        key = (form, metric)
+        if key not in self.outputs:
+            self.outputs[key] = make()
+        return self.outputs[key]
+
+
+class BoardCache:
+    """The last `size` leaderboards rendered, by (store generation, task, dataset)."""
+
+    def __init__(self, size: int = CACHED_BOARDS) -> None:
+        self.size = size
+        self.entries: OrderedDict[tuple[int, str, str], Rendered] = OrderedDict()
+
+    def get(self, key: tuple[int, str, str]) -> Rendered | None:
+        found = self.entries.get(key)
+        if found is not None:
+            self.entries.move_to_end(key)
+        return found
+
+    def put(self, key: tuple[int, str, str], value: Rendered) -> None:
+        self.entries[key] = value
+        self.entries.move_to_end(key)
+        for old in [k for k in self.entries if k[0] != key[0]]:  # an older store version
+            del self.entries[old]
+        while len(self.entries) > self.size:
+            self.entries.popitem(last=False)
+
+
+async def fetch(server: KgServer, bindings: dict[str, Term]) -> Leaderboard:
+    """The leaderboard, its three queries run in the worker pool at once."""
+    pool = server.running
+    texts = leaderboard_queries(bindings)
+    rows = await asyncio.gather(*(pool.result(texts[n]) for n in (RESULTS, CODE, SOURCE)))
+    results, code, source = rows
+    assert isinstance(results, SelectResult) and isinstance(code, SelectResult)
+    assert isinstance(source, SelectResult)
+    return build(bindings, server.config.base_iri, results, code, source)
+
+
+async def cached(server: KgServer, cache: BoardCache, bindings: dict[str, Term]) -> Rendered:
+    key = (server.running.generation, bindings["task"].value, bindings["dataset"].value)
+    found = cache.get(key)
+    if found is None:
+        found = Rendered(await fetch(server, bindings))
+        cache.put(key, found)
+    return found
+
+
+def _metric(request: Request, board: Leaderboard) -> Section:
+    values = request.query_params.getlist("metric")
+    unknown = [k for k in request.query_params if k != "metric"]
+    if unknown:
+        raise ParameterError(f"unknown parameter {unknown[0]!r}; this path takes metric")
+    if len(values) > 1:
+        raise ParameterError("parameter 'metric' is given more than once")
+    if not values:  # the first metric; a leaderboard with no result charts nothing
+        return board.sections[0] if board.sections else Section("no metric", "unknown", (), ())
+    return board.section(values[0])
+
+
+def attribution_line(board: Leaderboard) -> str | None:
+    """The licence line a chart carries inside itself."""
+    parts = []
+    for s in board.sources:
+        bits = [s.archive or attribution_name(s.attribution) or "source"]
+        if s.licence:
+            bits.append(licence_name(s.licence))
+        if s.snapshot:
+            bits.append(f"snapshot {s.snapshot}")
+        if s.attribution:
+            bits.append(s.attribution)
+        parts.append(", ".join(bits))
+    return ("Data: " + "; ".join(parts) + " · drawn by kg") if parts else None
+
+
+def page_context(board: Leaderboard, base: str) -> dict[str, Any]:
+    """What `leaderboard.html` shows: the board's sections with their charts and links."""
+    here = local_href(board.iri, base) or ""
+    attribution = attribution_line(board)
+    sections = []
+    for i, s in enumerate(board.sections):
+        query = "?metric=" + _quote(s.metric)
+        entries = []
+        for e in s.entries:
+            paper_href = local_href(e.paper, base) if e.paper else None
+            result_href = local_href(e.result, base)
+            entries.append(
+                {
+                    "entry": e,
+                    "paper_href": paper_href,
+                    "result_href": result_href,
+                    "code": board.code.get(e.paper or "", ()),
+                }
+            )
+        sections.append(
+            {
+                "section": s,
+                "slug": f"metric-{i + 1}",
+                "entries": entries,
+                "chart": best_so_far_chart(s, width=PAGE_CHART_WIDTH),
+                "chart_href": f"{here}/chart.svg{query}",
+                "history_href": f"{here}/history.json{query}",
+            }
+        )
+    return {
+        "title": board.label,
+        "kind": "leaderboard",
+        "iri": board.iri,
+        "board": board,
+        "task": {"href": local_href(board.task, base), "key": board.task.removeprefix(base)},
+        "dataset": {
+            "href": local_href(board.dataset, base),
+            "key": board.dataset.removeprefix(base),
+        },
+        "sections": sections,
+        "attribution": attribution,
+        "sources": [
+            {
+                "label": s.archive or "dump",
+                "href": local_href(s.dump, base) if s.dump else None,
+                "snapshot": s.snapshot,
+                "licence": s.licence,
+                "attribution": s.attribution,
+            }
+            for s in board.sources
+        ],
+    }
+
+
+def _quote(text: str) -> str:
+    from urllib.parse import quote
+
+    return quote(text, safe="")
+
+
+def routes(server: KgServer) -> list[Route]:
+    base = server.config.base_iri
+    cache = BoardCache()
+
+    async def leaderboard(request: Request) -> Response:
+        raw = (request.scope.get("raw_path") or request.url.path.encode()).decode("latin-1")
+        task_key, dataset_key, tail = split_path(raw)
+        # the IRI's own characters: a non-ASCII slug arrives percent-encoded (RFC 3987)
+        board_iri = iri_for_path(f"/leaderboard/{task_key}/{dataset_key}", base)
+        if board_iri is None:
+            raise NotFoundError(f"{request.url.path} names no leaderboard kg could hold")
+        task_key, _, dataset_key = board_iri.removeprefix(f"{base}leaderboard/").partition("/")
+        if tail is not None and tail.startswith("result/"):
+            return await server.entity(request)  # a result of a row with no paper
+        if tail is None:
+            formats = request.query_params.getlist("format")
+            media = conneg.choose(formats, request.headers.get("accept"), conneg.PAGE_OFFERS)
+            if media != conneg.HTML:
+                return await server.entity(request)  # its statements, as RDF (or a 406)
+        rendered = await cached(server, cache, _bindings(base, task_key, dataset_key))
+        board = rendered.board
+        if tail == "history.json":
+            section = _metric(request, board)
+            body = rendered.output(
+                "history",
+                section.metric,
+                lambda: json.dumps([p.as_json() for p in section.history], ensure_ascii=False),
+            )
+            return Response(
+                body,
+                media_type="application/json",
+                headers={"X-Content-Type-Options": "nosniff"},
+            )
+        if tail == "chart.svg":
+            section = _metric(request, board)
+
+            def svg() -> str:
+                chart = best_so_far_chart(
+                    section,
+                    title=f"{board.label}: {section.metric}",
+                    attribution=attribution_line(board),
+                )
+                return render("_chart.svg", chart=chart, chart_id="chart", standalone=True)
+
+            return Response(
+                rendered.output("chart", section.metric, svg),
+                media_type="image/svg+xml",
+                headers={"Content-Security-Policy": SVG_CSP, "X-Content-Type-Options": "nosniff"},
+            )
+        extra = [k for k in request.query_params if k != "format"]
+        if extra:
+            raise ParameterError(f"unknown parameter {extra[0]!r}; a leaderboard page takes none")
+        page = rendered.output(
+            "page", "", lambda: render("leaderboard.html", page_context(board, base))
+        )
+        return Response(
+            page,
+            media_type="text/html; charset=utf-8",
+            headers={
+                "Vary": "Accept",
+                "Content-Security-Policy": PAGE_CSP,
+                "X-Content-Type-Options": "nosniff",
+            },
+        )
+
+    return [Route("/leaderboard/{rest:path}", leaderboard, methods=["GET"])]

@@ -1,0 +1,272 @@
+"""Pages from templates: the one Jinja2 environment of the server, and its filters.
+
+The templates are package data in `kg/serve/templates/` (one per page kind, over `base.html`;
+the `_`-prefixed ones are partials shared by several pages, as in datasette). Autoescaping is
+on for every template: a value from the store reaches the page escaped unless a filter here
+made it safe. The views only gather data into a context dict and call `render`.
+
+Markdown (the descriptions in the Papers-with-Code dumps) is rendered by markdown-it-py, and
+its output (raw HTML in the source included) is sanitised by nh3 (only text-level tags, and
+links to http, https and mailto, marked `rel="nofollow noopener noreferrer"`). The `snippet`
+filter gives a description as plain text (the Markdown's text, no markup) cut at a word.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+from markupsafe import Markup, escape
+
+if TYPE_CHECKING:
+    import jinja2
+    from markdown_it import MarkdownIt
+
+#: The tags a rendered description may keep (what CommonMark makes, less images and raw HTML).
+_ALLOWED_TAGS = frozenset(
+    {
+        "a", "abbr", "b", "blockquote", "br", "code", "del", "em", "h1", "h2", "h3", "h4",
+        "h5", "h6", "hr", "i", "li", "ol", "p", "pre", "s", "strong", "sub", "sup", "table",
+        "tbody", "td", "th", "thead", "tr", "ul",
+    }
+)  # fmt: skip
+_ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "td": {"align"}, "th": {"align"}}
+_URL_SCHEMES = frozenset({"http", "https", "mailto"})
+_SPACE = re.compile(r"\s+")
+
+
+@lru_cache(maxsize=1)
+def _markdown() -> MarkdownIt:
+    from markdown_it import MarkdownIt
+
+    # The dumps' descriptions hold some raw HTML (`<span class="description-source">`): it
+    # passes through markdown-it, and the sanitiser keeps only the allowed tags' text.
+    return MarkdownIt("commonmark", {"html": True, "linkify": False}).enable("table")
+
+
+def _sanitise(fragment: str, tags: frozenset[str] = _ALLOWED_TAGS) -> str:
+    import nh3
+
+    return nh3.clean(
+        fragment,
+        tags=set(tags),
+        attributes={k: set(v) for k, v in _ALLOWED_ATTRIBUTES.items() if k in tags},
+        url_schemes=set(_URL_SCHEMES),
+        link_rel="nofollow noopener noreferrer",
+        strip_comments=True,
+    )
+
+
+def markdown(text: str | None) -> Markup:
+    """Markdown rendered to sanitised HTML (safe to put on a page as it is).
+
+    >>> str(markdown("**Adam** [paper](https://arxiv.org/abs/1412.6980) <script>x</script>"))
+    '<p><strong>Adam</strong> <a href="https://arxiv.org/abs/1412.6980" \
+rel="nofollow noopener noreferrer">paper</a> </p>'
+    >>> str(markdown("[x](javascript:alert(1)) <span onclick='x()'>y</span>"))
+    '<p>[x](javascript:alert(1)) y</p>'
+    """
+    if not text:
+        return Markup("")
+    return Markup(_sanitise(_markdown().render(str(text))).strip())
+
+
+def plain(text: str | None) -> str:
+    """Markdown as plain text: the words a reader sees, markup and links' targets gone.
+
+    >>> plain("**Attention Dropout** uses [dropout](https://x.org/d) on `a`")
+    'Attention Dropout uses dropout on a'
+    """
+    from kg.search.text import plain_text  # the one Markdown-to-text reading (search's too)
+
+    return plain_text(str(text)) if text else ""
+
+
+def snippet(text: str | None, length: int = 240) -> str:
+    """A description as a plain-text snippet of at most `length` characters, cut at a word.
+
+    >>> snippet("**Batch Normalization** aims to reduce internal covariate shift", 30)
+    'Batch Normalization aims to…'
+    """
+    words = plain(text)
+    if len(words) <= length:
+        return words
+    cut = words[: length - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > length // 2 else cut).rstrip(" ,;:.") + "…"
+
+
+def marked(text: str | None, marks: Sequence[Sequence[int]] | None = None) -> Markup:
+    """Plain text with the character ranges `marks` (a search hit's) in `<mark>`, escaped.
+
+    >>> str(marked("a <b> attention", [(6, 15)]))
+    'a &lt;b&gt; <mark>attention</mark>'
+    """
+    from kg.search.query import mark
+
+    value = "" if text is None else str(text)
+    spans = [(int(a), int(b)) for a, b in (marks or []) if 0 <= int(a) <= int(b) <= len(value)]
+    return Markup(mark(value, spans, "<mark>", "</mark>", lambda s: str(escape(s))))
+
+
+def marked_plain(text: str | None, marks: Sequence[Sequence[int]] | None = None) -> Markup:
+    """A search snippet as plain text (any Markdown in it rendered to its words) with the
+    words its marks cover marked wherever they occur, escaped.
+
+    >>> str(marked_plain("**Attention Dropout** is [dropout](https://x.org)", [(2, 11)]))
+    '<mark>Attention</mark> Dropout is dropout'
+    """
+    value = "" if text is None else str(text)
+    words = {
+        value[int(a) : int(b)].strip().lower()
+        for a, b in (marks or [])
+        if 0 <= int(a) < int(b) <= len(value)
+    }
+    words.discard("")
+    shown = plain(value)
+    if not words:
+        return Markup(escape(shown))
+    pattern = re.compile(
+        "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)), re.IGNORECASE
+    )
+    return marked(shown, [m.span() for m in pattern.finditer(shown)])
+
+
+def safe_href(url: str | None) -> str | None:
+    """A link target a page may carry: a path on this server, or an http(s) URL; else None.
+
+    >>> safe_href("https://github.com/a/b"), safe_href("/paper/x"), safe_href("javascript:x")
+    ('https://github.com/a/b', '/paper/x', None)
+    >>> safe_href("//evil.example/x") is None, safe_href(" JavaScript:x") is None
+    (True, True)
+    """
+    if not url:
+        return None
+    value = str(url)
+    if value.startswith("/") and not value.startswith("//"):
+        return value
+    if value.lower().startswith(("http://", "https://")) and not _SPACE.search(value):
+        return value
+    return None
+
+
+def query_string(params: Mapping[str, Any]) -> str:
+    """`?a=1&b=2` from the non-empty parameters, each percent-encoded.
+
+    >>> query_string({"page": 2, "q": "a b&c", "type": None})
+    '?page=2&q=a%20b%26c'
+    """
+    pairs = [
+        f"{quote(str(k))}={quote(str(v), safe='')}"
+        for k, v in params.items()
+        if v not in (None, "")
+    ]
+    return "?" + "&".join(pairs) if pairs else ""
+
+
+def with_page(params: Mapping[str, Any] | None, number: int) -> dict[str, Any]:
+    """The parameters of a paged list's page `number` (page 0 is left out of the URL)."""
+    return {**(params or {}), "page": number or None}
+
+
+#: Names of the licences the sources carry, by IRI (others are shown as their IRI).
+LICENCE_NAMES = {
+    "https://creativecommons.org/licenses/by-sa/4.0/": "CC BY-SA 4.0",
+    "https://creativecommons.org/licenses/by/4.0/": "CC BY 4.0",
+    "https://creativecommons.org/publicdomain/zero/1.0/": "CC0 1.0",
+}
+#: Names of the attributions the sources ask for, by IRI.
+ATTRIBUTION_NAMES = {
+    "https://paperswithcode.com/": "Papers with Code",
+    "https://github.com/paperswithcode/paperswithcode-data/": "Papers with Code",
+    "https://codewithpapers.app/attribution/": "Code with Papers",
+}
+
+
+def licence_name(iri: str | None) -> str:
+    """A licence's short name, from its IRI (the IRI itself when kg knows no name).
+
+    >>> licence_name("https://creativecommons.org/licenses/by-sa/4.0/")
+    'CC BY-SA 4.0'
+    """
+    if not iri:
+        return ""
+    return LICENCE_NAMES.get(str(iri), str(iri))
+
+
+def attribution_name(iri: str | None) -> str:
+    """Who an attribution IRI names (Papers with Code for theirs; else the IRI)."""
+    if not iri:
+        return ""
+    return ATTRIBUTION_NAMES.get(str(iri).rstrip("/") + "/", str(iri))
+
+
+def licences(sources: Sequence[Mapping[str, Any]] | None) -> list[tuple[str, str | None]]:
+    """The distinct (licence, attribution) pairs of a page's sources, in their order.
+
+    >>> licences([{"licence": "L", "attribution": "A"}, {"licence": "L", "attribution": "B"},
+    ...           {"licence": "L", "attribution": "A"}, {"licence": None}])
+    [('L', 'A'), ('L', 'B')]
+    """
+    out: list[tuple[str, str | None]] = []
+    for s in sources or []:
+        licence, attribution = s.get("licence"), s.get("attribution")
+        pair = (str(licence), str(attribution) if attribution else None)
+        if licence and pair not in out:
+            out.append(pair)
+    return out
+
+
+def _number(value: Any) -> str:
+    """Thousands separated: `{{ n|number }}`."""
+    try:
+        return f"{int(value):,}"
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def _plural(count: Any, one: str, many: str | None = None) -> str:
+    """`{{ n|plural("paper") }}` -> '1 paper', '2,431 papers'."""
+    n = int(count or 0)
+    return f"{n:,} {one if n == 1 else (many or one + 's')}"
+
+
+@lru_cache(maxsize=1)
+def environment() -> jinja2.Environment:
+    """The server's one template environment (built once; templates are cached compiled)."""
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("kg.serve", "templates"),
+        autoescape=True,  # every template, whatever its name
+        trim_blocks=True,
+        lstrip_blocks=True,
+        auto_reload=False,
+    )
+    env.filters.update(
+        markdown=markdown,
+        plain=plain,
+        snippet=snippet,
+        marked=marked,
+        marked_plain=marked_plain,
+        safe_href=safe_href,
+        number=_number,
+        plural=_plural,
+        qs=query_string,
+        combine_page=with_page,
+        licence_name=licence_name,
+        licences=licences,
+        attribution_name=attribution_name,
+    )
+    from kg.search.documents import CLASSES
+
+    env.globals.update(search_classes=tuple(CLASSES))
+    return env
+
+
+def render(template: str, context: Mapping[str, Any] | None = None, /, **more: Any) -> str:
+    """The page `template` (a file in kg/serve/templates/) rendered with the context."""
+    return environment().get_template(template).render({**(context or {}), **more})

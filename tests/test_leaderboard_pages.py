@@ -1,0 +1,312 @@
+"""Leaderboard pages: the page, chart.svg and history.json, on the README store (read-only)
+and on a small table with hostile names; checked against `kg leaderboard` and the raw JSON."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from kg.ingest.ingestor import ingest
+from kg.rdf.results import SelectResult
+from kg.rdf.store import GraphStore
+from kg.serve.leaderboards import split_path
+from tests.conftest import run
+from tests.query_data import build, write_mini
+from tests.serve_support import BASE, TestClient, client_for
+
+SVG = "{http://www.w3.org/2000/svg}"
+HTML = {"accept": "text/html"}
+IMAGENET = "/leaderboard/image-classification/imagenet"
+
+
+class _Page(HTMLParser):
+    """The parts of a leaderboard page the tests read: each section's heading, its table
+    rows (cell texts) and the <title>s inside its chart."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sections: list[dict[str, Any]] = []
+        self.footer = ""
+        self.tags: list[str] = []
+        self._cell: list[str] | None = None
+        self._row: list[str] | None = None
+        self._in: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        self._in.append(tag)
+        if tag == "section":
+            self.sections.append({"h2": "", "rows": [], "titles": [], "svg": 0})
+        elif tag == "svg" and self.sections:
+            self.sections[-1]["svg"] += 1
+        elif tag == "tr":
+            self._row = []
+        elif tag == "td" and self._row is not None:
+            self._cell = []
+
+    def handle_endtag(self, tag: str) -> None:
+        if self._in and self._in[-1] == tag:
+            self._in.pop()
+        if tag == "td" and self._cell is not None and self._row is not None:
+            self._row.append(" ".join("".join(self._cell).split()))
+            self._cell = None
+        elif tag == "tr" and self._row and self.sections:
+            self.sections[-1]["rows"].append(self._row)
+            self._row = None
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+        if not self._in:
+            return
+        if self._in[-1] == "h2" and self.sections:
+            self.sections[-1]["h2"] += data
+        elif self._in[-1] == "title" and "svg" in self._in and self.sections:
+            self.sections[-1]["titles"].append(data)
+        if "footer" in self._in:
+            self.footer += data
+
+
+def _page(html: str) -> _Page:
+    page = _Page()
+    page.feed(html)
+    return page
+
+
+@pytest.fixture(scope="module")
+def readme_client(readme_store: Path) -> Iterator[TestClient]:
+    store = GraphStore.open(readme_store, read_only=True)
+    try:
+        with client_for(store) as client:
+            yield client
+    finally:
+        store.close()
+
+
+def test_split_path() -> None:
+    assert split_path(IMAGENET) == ("image-classification", "imagenet", None)
+    assert split_path(IMAGENET + "/history.json") == ("image-classification", "imagenet", "history.json")
+    assert split_path("/leaderboard/t/d/result/ab12") == ("t", "d", "result/ab12")
+
+
+def test_the_imagenet_page_ranks_top_1_accuracy_with_its_chart(
+    readme_client: TestClient, readme_store: Path, cli: CliRunner
+) -> None:
+    response = readme_client.get(IMAGENET, headers=HTML)
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"] == "text/html; charset=utf-8"
+    assert "script-src" not in response.headers["content-security-policy"]
+    page = _page(response.text)
+    assert "script" not in page.tags  # no JavaScript on the page
+    top1 = page.sections[0]
+    assert top1["h2"] == "Top 1 Accuracy"
+    assert [s["h2"] for s in page.sections] == ["Top 1 Accuracy", "Top 5 Accuracy", "Number of params"]
+    first = top1["rows"][0]
+    assert first[:3] == ["1", "FixEfficientNet-L2", "88.5%"]
+    assert "FixEfficientNet" in first[3] and "2020-03-18" in first[3]
+    assert "facebookresearch/fixres" in first[4]
+    assert len(top1["rows"]) == 196
+    assert top1["svg"] == 1
+    history = json.loads(
+        run(cli, "--store", str(readme_store), "leaderboard", "image-classification", "imagenet",
+            "--metric", "Top 1 Accuracy", "--history", "-f", "json").stdout
+    )
+    # every point has a <title>; the chart's own, and the step line's, come first
+    assert len(top1["titles"]) == len(history) + 2
+    assert any(t.startswith("FixEfficientNet-L2: 88.5 (2020-03-18)") and "a new best" in t for t in top1["titles"])
+    assert "Data as of 2020-08-28" in " ".join(page.footer.split())
+    assert "CC BY-SA 4.0" in page.footer
+    assert "lower is better: lowest first" in response.text  # Number of params
+
+    as_json = readme_client.get(IMAGENET + "/history.json", params={"metric": "top 1 accuracy"})
+    assert as_json.status_code == 200 and as_json.headers["content-type"] == "application/json"
+    assert as_json.json() == history
+
+
+def test_chart_svg_stands_alone_with_its_attribution(readme_client: TestClient) -> None:
+    response = readme_client.get(IMAGENET + "/chart.svg", params={"metric": "Top 1 Accuracy"})
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("image/svg+xml")
+    root = ET.fromstring(response.content)
+    assert root.tag == f"{SVG}svg"
+    texts = [" ".join("".join(t.itertext()).split()) for t in root.iter(f"{SVG}text")]
+    assert any("Papers with Code" in t and "CC BY-SA 4.0" in t and "2020-08-28" in t for t in texts)
+    labels = {t.text for t in root.iter(f"{SVG}text") if t.get("class") == "ch-lbl"}
+    assert "FixEfficientNet-L2" in labels
+    circles = list(root.iter(f"{SVG}circle"))
+    assert circles and all(c.find(f"{SVG}title") is not None for c in circles)
+    assert not any(e.tag == f"{SVG}script" for e in root.iter())
+
+
+def test_leaderboard_errors_and_other_forms(readme_client: TestClient) -> None:
+    missing = readme_client.get(IMAGENET + "/chart.svg", params={"metric": "BLEU"})
+    assert missing.status_code == 404 and "'Top 1 Accuracy'" in missing.text
+    assert "metric 'BLEU' is no metric" in missing.text
+    unknown = readme_client.get(IMAGENET + "/history.json", params={"top": "3"})
+    assert unknown.status_code == 400 and "'top'" in unknown.text
+    nothing = readme_client.get("/leaderboard/image-classification/no-such-set", headers=HTML)
+    assert nothing.status_code == 404 and "no leaderboard" in nothing.text
+    turtle = readme_client.get(IMAGENET, params={"format": "turtle"})
+    assert turtle.status_code == 200 and "kg:Leaderboard" in turtle.text
+
+
+def test_every_leaderboard_link_of_the_task_and_dataset_pages_answers(
+    readme_client: TestClient, readme_store: Path
+) -> None:
+    """The ImageNet dataset page and the image-classification task page link their
+    leaderboards; each link answers 200, and so does every 100th leaderboard of the store."""
+    links: set[str] = set()
+    for path in ("/dataset/imagenet", "/task/image-classification"):
+        response = readme_client.get(path, headers=HTML)
+        assert response.status_code == 200
+        links.update(
+            href for tag, attrs in _anchors(response.text) for key, href in attrs
+            if tag == "a" and key == "href" and href and href.startswith("/leaderboard/")
+        )
+    assert "/leaderboard/image-classification/imagenet" in links
+    store = GraphStore.open(readme_store, read_only=True)
+    try:
+        result = store.query(  # every 100th leaderboard (the 2020 tables have no subdatasets)
+            "PREFIX kg: <https://w3id.org/kg/ontology#> SELECT ?b WHERE { ?b a kg:Leaderboard } ORDER BY ?b"
+        )
+        assert isinstance(result, SelectResult) and len(result.rows) == 2729
+        links.update("/" + str(row[0].value).removeprefix(BASE) for row in result.rows[::100] if row[0])
+    finally:
+        store.close()
+    assert len(links) > 28
+    for link in sorted(links):
+        assert readme_client.get(link, headers=HTML).status_code == 200, link
+
+
+def _anchors(html: str) -> list[tuple[str, list[tuple[str, str | None]]]]:
+    found: list[tuple[str, list[tuple[str, str | None]]]] = []
+
+    class Collect(HTMLParser):
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            found.append((tag, attrs))
+
+    Collect().feed(html)
+    return found
+
+
+# --- hostile names ------------------------------------------------------------------------------
+
+HOSTILE_MODEL = "<script>alert('m')</script><svg onload=alert(1)> ]]> & \"q\""
+HOSTILE_TITLE = "</title><script>alert('t')</script> & Zoë"
+
+
+def _hostile_store(tmp_path: Path) -> GraphStore:
+    rows = [
+        {"model_name": "Plain", "paper_title": "Plain Paper", "paper_date": "2019-01-01",
+         "paper_url": "https://arxiv.org/abs/1901.00001", "metrics": {"Top 1 Accuracy": "70.0"}},
+        {"model_name": HOSTILE_MODEL, "paper_title": HOSTILE_TITLE, "paper_date": "2020-01-01",
+         "paper_url": "https://arxiv.org/abs/2001.00001", "metrics": {"Top 1 Accuracy": "80.1"}},
+        {"model_name": "Later", "paper_title": "Later Paper", "paper_date": "2020-06-01",
+         "paper_url": "https://arxiv.org/abs/2006.00001", "metrics": {"Top 1 Accuracy": "75"}},
+    ]
+    table = [{"task": "Image Classification", "datasets": [
+        {"dataset": "ImageNet", "sota": {"metrics": ["Top 1 Accuracy"], "rows": rows}}
+    ], "subtasks": []}]
+    path = tmp_path / "evaluation-tables.json"
+    path.write_text(json.dumps(table), encoding="utf-8")
+    store = GraphStore.memory()
+    report = ingest(store, [str(path)], base_iri=BASE)
+    assert report.rejected == 0
+    return store
+
+
+def test_hostile_model_names_render_inert(tmp_path: Path) -> None:
+    with client_for(_hostile_store(tmp_path), workers=1) as client:
+        svg = client.get(IMAGENET + "/chart.svg")
+        assert svg.status_code == 200
+        root = ET.fromstring(svg.content)  # well-formed: nothing closed the markup early
+        elements = list(root.iter())
+        assert not any(e.tag.endswith("script") for e in elements)
+        assert [e.tag for e in elements].count(f"{SVG}svg") == 1
+        assert not any(k.lower().startswith("on") for e in elements for k in e.attrib)
+        titles = [t.text or "" for t in root.iter(f"{SVG}title")]
+        assert any(t.startswith(HOSTILE_MODEL + ": 80.1 (2020-01-01) · " + HOSTILE_TITLE) for t in titles)
+        labels = [t.text for t in root.iter(f"{SVG}text") if t.get("class") == "ch-lbl"]
+        assert labels == ["Plain", HOSTILE_MODEL[:29].rstrip() + "…"]
+        assert "<script>" not in svg.text and "&lt;script&gt;" in svg.text
+
+        page = client.get(IMAGENET, headers=HTML)
+        assert page.status_code == 200
+        parsed = _page(page.text)
+        assert "script" not in parsed.tags and parsed.tags.count("svg") == 1
+        assert parsed.sections[0]["rows"][0][1] == HOSTILE_MODEL
+        assert any(t.startswith(HOSTILE_MODEL) for t in parsed.sections[0]["titles"])
+
+        history = client.get(IMAGENET + "/history.json").json()
+        assert [(p["date"], p["value"], p["model"], p["best"]) for p in history] == [
+            ("2019-01-01", 70, "Plain", 70),
+            ("2020-01-01", 80.1, HOSTILE_MODEL, 80.1),
+            ("2020-06-01", 75, "Later", 80.1),
+        ]
+
+
+def test_result_pages_answer(readme_client: TestClient) -> None:
+    """Each model on the page links its result: under the leaderboard for a row that names
+    no paper (SIFT + FVs), under its paper otherwise; both answer, in HTML and Turtle."""
+    page = readme_client.get(IMAGENET, headers=HTML).text
+    hrefs = [href for tag, attrs in _anchors(page) for key, href in attrs
+             if tag == "a" and key == "href" and href and "/result/" in href]
+    under_board = [h for h in hrefs if h.startswith(IMAGENET + "/result/")]
+    under_paper = [h for h in hrefs if h.startswith("/paper/")]
+    assert under_board and under_paper
+    for href in (*under_board, under_paper[0]):
+        html = readme_client.get(href, headers=HTML)
+        assert html.status_code == 200, href
+        turtle = readme_client.get(href, params={"format": "turtle"})
+        assert turtle.status_code == 200 and "kg:EvaluationResult" in turtle.text, href
+    sift = readme_client.get(under_board[0], params={"format": "turtle"}).text
+    assert "SIFT + FVs" in sift and "kg:inLeaderboard" in sift
+
+
+def test_code_with_its_harvested_samples_on_a_records_leaderboard(tmp_path: Path) -> None:
+    """Results from records (no evaluation table): the leaderboard still answers, ranks by
+    direction (Top 5 Error lowest first) and shows each paper's code with the official flag,
+    framework and the execution status of the samples harvested from that repository."""
+    store = build(GraphStore.memory(), [str(write_mini(tmp_path))])
+    with client_for(store, workers=1) as client:
+        response = client.get(IMAGENET, headers=HTML)
+        assert response.status_code == 200, response.text
+        page = _page(response.text)
+        top1, top5 = page.sections
+        assert top1["h2"] == "Top 1 Accuracy" and top5["h2"] == "Top 5 Error"
+        assert [r[:3] for r in top1["rows"]] == [
+            ["1", "Alpha-L", "76.5%"], ["2", "Gamma", "10.1"], ["3", "Beta-S", "9.5"],
+            ["–", "Delta-X", "-"],
+        ]
+        alpha = top1["rows"][0]
+        assert "org/zoo" in alpha[4] and "official" in alpha[4] and "pytorch" in alpha[4]
+        assert "ran honours 2" in alpha[4]
+        beta = top1["rows"][2]
+        assert "beta-lab/beta" in beta[4] and "ran draft wrong 1" in beta[4]
+        assert "lower is better: lowest first" in response.text
+        assert "No snapshot date is recorded" in page.footer
+
+
+def test_a_leaderboard_with_a_non_ascii_key_answers(tmp_path: Path) -> None:
+    """A dataset whose name has no ASCII letter keys on the name itself (dataset/数据集); the
+    browser sends it percent-encoded, and the page still finds it."""
+    rows = [{"model_name": "M", "paper_title": "P", "paper_date": "2020-01-01",
+             "paper_url": "https://arxiv.org/abs/2001.00001", "metrics": {"BLEU": "30.5"}}]
+    table = [{"task": "Machine Translation", "datasets": [{"dataset": "数据集", "sota": {"rows": rows}}]}]
+    path = tmp_path / "evaluation-tables.json"
+    path.write_text(json.dumps(table, ensure_ascii=False), encoding="utf-8")
+    store = GraphStore.memory()
+    assert ingest(store, [str(path)], base_iri=BASE).rejected == 0
+    with client_for(store, workers=1) as client:
+        href = "/leaderboard/machine-translation/%E6%95%B0%E6%8D%AE%E9%9B%86"
+        page = client.get(href, headers=HTML)
+        assert page.status_code == 200, page.text
+        assert _page(page.text).sections[0]["rows"][0][:3] == ["1", "M", "30.5"]
+        assert client.get(href + "/history.json").json()[0]["value"] == 30.5
