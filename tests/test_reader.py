@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from kg.errors import InputError
 from kg.ingest.reader import expand, read_items
 
 GOOD = {"url": "/paper/a", "title": "A"}
@@ -95,9 +94,11 @@ def test_directories_are_walked_in_order(tmp_path: Path) -> None:
         "1.jsonl", "b/2.json", "b/3.ndjson.gz"]
 
 
-def test_missing_path_is_an_input_error() -> None:
-    with pytest.raises(InputError, match="no such file"):
-        list(expand(["/nonexistent/file.json"]))
+def test_a_missing_path_is_one_error_item_naming_it() -> None:
+    assert list(expand(["/nonexistent/file.json"])) == ["/nonexistent/file.json"]
+    (item,) = read_items("/nonexistent/file.json")
+    assert item.error is not None and item.source == "/nonexistent/file.json"
+    assert "no such file" in str(item.error)
 
 
 def test_stdin(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -22,6 +22,8 @@ it is handed to the writer, `written` when the writer is done).
 
 from __future__ import annotations
 
+import re
+
 from kg.ingest.identity import Iris, title_key
 from kg.rdf.results import SelectResult
 from kg.rdf.store import GraphStore
@@ -50,7 +52,20 @@ class PaperAliases:
         # the same three for each batch handed to the writer but not yet written, oldest first
         self._sealed: list[tuple[dict[str, str], dict[str, str], dict[str, str]]] = []
         self._cache: dict[str, str | None] = {}  # store lookups
+        #: title key -> best IRI, taught by the batches of this pass already written. The
+        #: store is looked up by exact title, the batches in memory by title key (case,
+        #: punctuation and spacing aside): without this, a variant title found its paper only
+        #: while the batch that taught it was in memory, so the graph hung on the batch size.
+        self._titles_written: dict[str, str] = {}
         self.renamed = 0  # fallback IRIs rewritten so far
+        #: every rename this pass applied (old -> final): a unit mapped before its alias was
+        #: taught but written after the rename (a large entry's units span batches) is
+        #: rewritten before it is written (`rewrite`), else the old IRI came back
+        self._applied: dict[str, str] = {}
+        self._fallback_iri = re.compile(
+            "<(" + re.escape(self._by_arxiv_prefix) + "|" + re.escape(self._by_title_prefix)
+            + r")([^>/]+)"
+        )
         self.last_renames: dict[str, str] = {}  # what the latest `written` rewrote (old -> new)
 
     def _stored_fallbacks(self) -> set[str]:
@@ -120,6 +135,8 @@ class PaperAliases:
             return None
         k = title_key(title, year)
         hits = [t[k] for _, t, _ in self._open() if k in t]
+        if k in self._titles_written:
+            hits.append(self._titles_written[k])
         key = f"t:{year}:{title}"
         if key not in self._cache:
             stored = [
@@ -165,6 +182,20 @@ class PaperAliases:
         self.renames[old] = new
         self.fallback.discard(old)
 
+    def rewrite(self, lines: list[str]) -> list[str]:
+        """N-Triples `lines` with the fallback IRIs this pass renamed (and the nodes minted
+        beneath them) rewritten to their final IRIs."""
+        if not self._applied:
+            return lines
+        applied = self._applied
+
+        def moved(match: re.Match[str]) -> str:
+            old = match.group(1) + match.group(2)
+            return "<" + applied.get(old, old)
+
+        return [self._fallback_iri.sub(moved, line) if "/paper/" in line else line
+                for line in lines]  # fmt: skip
+
     # -- batches -------------------------------------------------------------------------
     def seal(self) -> None:
         """The open batch goes to the writer: keep what it taught until it is written."""
@@ -174,7 +205,15 @@ class PaperAliases:
     def written(self) -> int:
         """The oldest sealed batch is in the store: apply the renames it taught. Returns how
         many quads were rewritten."""
-        _, _, renames = self._sealed.pop(0)
+        arxivs, titles, renames = self._sealed.pop(0)
+        # what the batch taught is in the store now: a lookup cached as a miss is stale
+        for arxiv in arxivs:
+            self._cache.pop("a:" + arxiv, None)
+        for key, target in titles.items():
+            known = self._titles_written.get(key)
+            self._titles_written[key] = target if known is None else min(
+                known, target, key=self._rank
+            )
         self.last_renames = {}
         if not renames:
             return 0
@@ -186,6 +225,10 @@ class PaperAliases:
                 new = renames[new]
             final[old] = new
         self._cache.clear()  # cached lookups may name a renamed IRI
+        for old, new in self._applied.items():  # an earlier rename's target renamed now
+            if new in final:
+                self._applied[old] = final[new]
+        self._applied.update(final)
         self.renamed += len(final)
         self.last_renames = final
         return self.store.rename_iris(final)

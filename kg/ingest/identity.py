@@ -97,9 +97,17 @@ def slug_from_url(url: str, kind: str) -> str | None:
     'adam'
     >>> slug_from_url("https://arxiv.org/abs/1706.03762", "paper") is None
     True
+
+    A URL with a query or a fragment names no slug (cutting it off would merge different
+    URLs into one entity):
+
+    >>> slug_from_url("/paper/q?x=1", "paper") is None
+    True
     """
+    if "?" in url or "#" in url:
+        return None
     try:
-        path = urlsplit(url).path if "://" in url else url.split("?")[0].split("#")[0]
+        path = urlsplit(url).path if "://" in url else url
     except ValueError:  # e.g. "http://[::1" (an unclosed IPv6 host)
         return None
     parts = [p for p in path.split("/") if p]

@@ -278,6 +278,9 @@ class Ingestor:
                 replace.append(m.graph)
         self._settle()
         self.papers.seal()
+        for unit in writes:  # renames applied since these units were mapped
+            unit.mapped.triples = self.papers.rewrite(unit.mapped.triples)
+            unit.mapped.shared = self.papers.rewrite(unit.mapped.shared)
         if writes:
             data, quads = self._batch_nquads(writes)
             graphs = [u.mapped.graph for u in writes]

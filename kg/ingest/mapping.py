@@ -175,6 +175,11 @@ def record_slug(obj: Obj) -> str | None:
     url = obj.text("url")
     if not url:
         return None
+    if "?" in url or "#" in url:
+        raise RecordError(
+            f"{url[:80]!r} has a query or a fragment; give the plain /paper/<slug> URL",
+            field=obj.where("url"),
+        )
     slug = slug_from_url(url, "paper") or (url.strip("/") if "/" not in url.strip("/") else None)
     if not slug:
         raise RecordError(f"{url[:80]!r} is not a /paper/<slug> URL", field=obj.where("url"))
@@ -217,6 +222,7 @@ class RecordMapper:
         self.data = data
         self.t: list[Triple] = []
         self.s: list[Triple] = []
+        self.not_mapped: list[str] = []  # values left out, each named with its reason
 
     # -- helpers ---------------------------------------------------------------------------
     def add(self, s: str, p: str, o: str) -> None:
@@ -379,6 +385,7 @@ class RecordMapper:
             triples=list(dict.fromkeys(self.t)),  # a triple stated twice is one triple
             shared=list(dict.fromkeys(self.s)),
             unknown_keys=root.unknown_keys(),
+            not_mapped=self.not_mapped,
         )
 
     def map_proceeding(self, p: str) -> None:
@@ -443,7 +450,7 @@ class RecordMapper:
             self.add(p, prop, self.entity(node_iri, cls, STD.label, name))
 
     def map_code_links(self, p: str, slug: str | None) -> None:
-        seen: set[str] = set()
+        seen: dict[str, tuple[dict[str, Any], str]] = {}  # link node -> (its object, where)
         for link in self.root.objects("code_links"):
             named = link.text("paper_slug")
             if named and slug and named != slug:
@@ -457,8 +464,21 @@ class RecordMapper:
             repo = self.repo(ref)
             node_iri = f"{self.paper_iri}/code/{code_link_key(ref)}"
             if node_iri in seen:
-                continue  # the same link listed twice says nothing new
-            seen.add(node_iri)
+                first, where = seen[node_iri]
+                mine = link.source
+                for key in mine:
+                    link.raw(key)  # read: what is not mapped is said below, not "unknown"
+                keys = first.keys() | mine.keys()
+                differ = sorted(k for k in keys if first.get(k) != mine.get(k))
+                if differ:  # the same link listed twice says nothing new, a conflict does
+                    path = link.where("repo_url").removesuffix(".repo_url")
+                    self.not_mapped.append(
+                        f"{path} (a second link to {ref.link_url} whose {', '.join(differ)} "
+                        f"{'differs' if len(differ) == 1 else 'differ'} from {where}'s; "
+                        f"{where} was kept)"
+                    )
+                continue
+            seen[node_iri] = (link.source, link.where("repo_url").removesuffix(".repo_url"))
             node = iri(node_iri)
             self.add(p, KG.codeLink, node)
             self.add(p, KG.hasRepository, repo)

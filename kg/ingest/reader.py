@@ -52,7 +52,8 @@ class Item:
 
 
 def expand(paths: list[str]) -> Iterator[str]:
-    """Files to read, in order: directories are walked recursively, `-` is kept as is."""
+    """Files to read, in order: directories are walked recursively, `-` is kept as is, and a
+    path that does not exist too (`read_items` reports it: it costs only itself)."""
     for raw in paths:
         if raw == "-":
             yield raw
@@ -65,10 +66,8 @@ def expand(paths: list[str]) -> Iterator[str]:
                 if p.is_file() and p.name.removesuffix(".gz").endswith(INPUT_SUFFIXES)
             )
             yield from (str(p) for p in found)
-        elif path.exists():
-            yield raw
         else:
-            raise InputError(f"{raw}: no such file or directory")
+            yield raw
 
 
 def gzip_date(name: str) -> str | None:
@@ -93,17 +92,25 @@ def gzip_date(name: str) -> str | None:
 
 
 def open_binary(name: str) -> IO[bytes]:
-    """Open a file (gunzipped when its name or its magic bytes say gzip) or stdin."""
+    """Open a file or stdin, gunzipped when its magic bytes say gzip."""
     if name == "-":
-        return sys.stdin.buffer
-    try:
-        handle: IO[bytes] = open(name, "rb")  # noqa: SIM115 - returned to the caller
-    except OSError as exc:
-        raise InputError(f"{name}: cannot open: {exc.strerror}") from None
-    if handle.read(2) == b"\x1f\x8b":
-        handle.seek(0)
+        handle: IO[bytes] = sys.stdin.buffer
+    else:
+        try:
+            handle = open(name, "rb")  # noqa: SIM115 - returned to the caller
+        except OSError as exc:
+            why = "no such file or directory" if isinstance(exc, FileNotFoundError) else (
+                f"cannot open: {exc.strerror}"
+            )
+            raise InputError(f"{name}: {why}") from None
+    peek = getattr(handle, "peek", None)
+    if peek is None:  # a stdin that cannot look ahead (a test's)
+        head = handle.read(2)
+        handle = _Replay(head, handle)  # type: ignore[assignment]
+    else:
+        head = peek(2)[:2]
+    if head == b"\x1f\x8b":
         return io.BufferedReader(Gunzip(handle), _CHUNK)
-    handle.seek(0)
     return handle
 
 
@@ -211,6 +218,13 @@ class _Replay:
             return out
         return out + self._rest.readline(-1 if n < 0 else n - len(out))
 
+    @property
+    def closed(self) -> bool:
+        return bool(self._rest.closed)
+
+    def tell(self) -> int:
+        return self._rest.tell()
+
     def close(self) -> None:
         self._rest.close()
 
@@ -234,6 +248,20 @@ class _Text:
         self.buf = ""
         self.pos = 0
         self.eof = False
+        self.dropped_lines = 0  # newlines in the text consumed and forgotten
+        self.failed_at = -1  # where the value that could not be read went wrong
+
+    def line_at(self, pos: int) -> int:
+        """The line number (from 1) of position `pos` of the buffer."""
+        return self.dropped_lines + self.buf.count("\n", 0, pos) + 1
+
+    def rest_from_line_of(self, pos: int) -> tuple[int, bytes]:
+        """Where to read on as JSON Lines after a failure at `pos`: the line it is on when
+        only blanks precede it there, else the next line; and the text from there on."""
+        start = self.buf.rfind("\n", 0, pos) + 1
+        if self.buf[start:pos].strip():
+            start = self.buf.find("\n", pos) + 1 or len(self.buf)
+        return self.line_at(start), self.buf[start:].encode("utf-8")
 
     def more(self) -> bool:
         """Read more (at least as much as is pending); False at the end of the stream."""
@@ -244,6 +272,7 @@ class _Text:
             raise _TooLong
         data = self._stream.read(max(_CHUNK, pending))
         self.eof = not data
+        self.dropped_lines += self.buf.count("\n", 0, self.pos)
         self.buf = self.buf[self.pos :] + self._decoder.decode(data, final=self.eof)
         self.pos = 0
         return True
@@ -263,8 +292,13 @@ class _Text:
             try:
                 value, end = _DECODER.raw_decode(self.buf, self.pos)
             except json.JSONDecodeError as exc:
-                if self.more():
+                # wrong before the end of what is read: more text cannot mend it
+                final = exc.pos < len(self.buf.rstrip()) and not exc.msg.startswith("Unterm")
+                if not final and self.more():
                     continue
+                self.failed_at = exc.pos
+                if final:
+                    raise ValueError(f"{exc.msg} (line {self.line_at(exc.pos)})") from None
                 raise ValueError(f"{exc.msg} (the file ends inside this value)") from None
             if end == len(self.buf) and self.more():
                 continue  # a number may go on in the next chunk
@@ -375,6 +409,7 @@ def _document(stream: IO[bytes], source: str, is_array: bool, limit: int) -> Ite
             text.peek()
             text.pos += 1  # the '[' the caller saw
             if text.peek() == "]":
+                yield from _after_array(text, stream, source, limit)
                 return
         while True:
             where = f"item {index}" if is_array else (f"value {index}" if index else "")
@@ -397,8 +432,10 @@ def _document(stream: IO[bytes], source: str, is_array: bool, limit: int) -> Ite
             if is_array:
                 mark = text.peek()
                 if mark == "]":
+                    yield from _after_array(text, stream, source, limit)
                     return
                 if mark != ",":
+                    text.failed_at = text.pos
                     found = repr(mark) if mark else "the end of the file"
                     raise ValueError(f"expected ',' or ']' after item {index - 1}, found {found}")
                 text.pos += 1
@@ -407,6 +444,22 @@ def _document(stream: IO[bytes], source: str, is_array: bool, limit: int) -> Ite
     except UnicodeDecodeError as exc:
         problem, detail = f"is not valid UTF-8 (byte 0x{exc.object[exc.start]:02x})", ""
     except ValueError as exc:
+        if not text.eof and text.failed_at >= 0:
+            # not one array after all (JSON Lines whose first line starts with '['): this
+            # costs the line it went wrong on at most; read on from the next whole line
+            line, rest = text.rest_from_line_of(text.failed_at)
+            locator = f"line {text.line_at(text.failed_at)}"
+            yield Item(
+                source,
+                locator,
+                error=RecordError(
+                    f"malformed JSON: {str(exc)[:200]}; read on as JSON Lines from line {line}",
+                    source=source,
+                    locator=locator,
+                ),
+            )
+            yield from _lines(_Replay(rest, stream), source, limit, start=line)  # type: ignore[arg-type]
+            return
         problem, detail = "malformed JSON", f": {str(exc)[:200]}"
     yield Item(
         source,
@@ -417,6 +470,16 @@ def _document(stream: IO[bytes], source: str, is_array: bool, limit: int) -> Ite
             locator=where or "value",
         ),
     )
+
+
+def _after_array(text: _Text, stream: IO[bytes], source: str, limit: int) -> Iterator[Item]:
+    """At an array's closing bracket: the end of the input, or JSON Lines after all (the
+    array was their first line: it cost what it held)."""
+    text.pos += 1
+    if text.peek() == "":
+        return
+    line, rest = text.rest_from_line_of(text.pos)
+    yield from _lines(_Replay(rest, stream), source, limit, start=line)  # type: ignore[arg-type]
 
 
 class ReadPosition:
@@ -458,9 +521,14 @@ class ReadPosition:
 def read_items(
     name: str, *, limit: int = MAX_RECORD_BYTES, position: ReadPosition | None = None
 ) -> Iterator[Item]:
-    """Every JSON value in one input (a file name or `-`); `position` follows the bytes read."""
-    stream = open_binary(name)
+    """Every JSON value in one input (a file name or `-`); `position` follows the bytes read.
+    An input that cannot be opened is one error item naming it."""
     source = "<stdin>" if name == "-" else name
+    try:
+        stream = open_binary(name)
+    except InputError as exc:
+        yield Item(source, "", error=RecordError(str(exc).removeprefix(f"{name}: "), source=source))
+        return
     last = ""
     if position is not None:
         position._start(stream)

@@ -351,8 +351,11 @@ class GraphStore:
         union: bool,
         default_graphs: list[str] | None,
         named_graphs: list[str] | None,
+        *,
+        check: bool = True,
     ) -> QueryDataset:
-        check_query_text(sparql)
+        if check:  # the limits meant for user text, not for the queries kg builds itself
+            check_query_text(sparql)
         dataset = self._dataset(sparql, union, default_graphs, named_graphs)
         if dataset.default_graphs is None and not scan(sparql).has_dataset:
             self._hide_journal(dataset)
@@ -408,8 +411,11 @@ class GraphStore:
 
         For bulk reads (millions of rows) where `query`'s typed terms cost more than the
         values: no term objects are built and nothing is held beyond the current row.
+        For kg's own queries only: the length and depth limits meant for user queries do not
+        apply (a VALUES block of stored IRIs may be long however it is chunked).
         """
-        yield from self._engine.select_values(sparql, self._prepare(sparql, union, None, None))
+        dataset = self._prepare(sparql, union, None, None, check=False)
+        yield from self._engine.select_values(sparql, dataset)
 
     def query_into(
         self,

@@ -50,8 +50,10 @@ RDF_TYPE = STD.type[1:-1]
 TEXT_PREDICATES = frozenset(f"<{p}>" for p in _LITERAL_ROLES)
 CLASS_OBJECTS = frozenset(f"<{iri}>" for iri in CLASSES.values())
 
-#: Subjects per query when reading a batch's entities back.
+#: Subjects per query when reading a batch's entities back, and characters of IRIs per query
+#: (a record may mint IRIs of a million characters: such a one goes in a query of its own).
 _CHUNK = 2_000
+_CHUNK_CHARS = 200_000
 _PREDICATE_LIST = ", ".join(f"<{p}>" for p in _LITERAL_ROLES)
 #: Which objects of each predicate are read: literals, and DOI addresses for rdfs:seeAlso.
 _DOI_FILTER = f'STRSTARTS(STR(?o), "{DOI_IRI}")'
@@ -70,6 +72,20 @@ def _select(store: GraphStore, sparql: str) -> Iterator[tuple[str | None, ...]]:
 
 def _values(subjects: list[str]) -> str:
     return "VALUES ?s { " + " ".join(f"<{safe_iri(s)}>" for s in subjects) + " }"
+
+
+def _chunks(subjects: list[str]) -> Iterator[list[str]]:
+    """`subjects` in runs of at most `_CHUNK` IRIs and `_CHUNK_CHARS` characters (or one IRI)."""
+    chunk: list[str] = []
+    size = 0
+    for s in subjects:
+        if chunk and (len(chunk) >= _CHUNK or size + len(s) > _CHUNK_CHARS):
+            yield chunk
+            chunk, size = [], 0
+        chunk.append(s)
+        size += len(s)
+    if chunk:
+        yield chunk
 
 
 def _documents(
@@ -144,8 +160,8 @@ def documents_of(store: GraphStore, subjects: Iterable[str]) -> tuple[list[Docum
     (their text is gone: their documents leave the index)."""
     wanted = sorted(set(subjects))
     docs: list[Document] = []
-    for start in range(0, len(wanted), _CHUNK):
-        values = _values(wanted[start : start + _CHUNK])
+    for chunk in _chunks(wanted):
+        values = _values(chunk)
         types = _types(
             _select(store, f"SELECT DISTINCT ?s ?t WHERE {{ {values} {_anywhere('?s a ?t')} }}")
         )
