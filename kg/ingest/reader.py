@@ -233,6 +233,11 @@ class _TooLong(Exception):
     """One JSON value in a document ran past the record limit."""
 
 
+#: Characters before the end of the text read where a JSON error may still be a token cut
+#: by the chunk boundary (the longest: a surrogate pair's two `\uXXXX` escapes).
+_TOKEN_SLACK = 16
+
+
 class _Text:
     """The decoded text of a byte stream, read on demand, forgetting what was consumed.
 
@@ -292,8 +297,11 @@ class _Text:
             try:
                 value, end = _DECODER.raw_decode(self.buf, self.pos)
             except json.JSONDecodeError as exc:
-                # wrong before the end of what is read: more text cannot mend it
-                final = exc.pos < len(self.buf.rstrip()) and not exc.msg.startswith("Unterm")
+                # wrong well before the end of what is read: more text cannot mend it (near
+                # the end, a chunk may have cut a token: `tr|ue`, `\u00|e9`, `1e|5`)
+                final = exc.pos + _TOKEN_SLACK < len(self.buf.rstrip()) and not (
+                    exc.msg.startswith("Unterm")
+                )
                 if not final and self.more():
                     continue
                 self.failed_at = exc.pos
