@@ -96,8 +96,8 @@ class ParameterError(KgError):
     """A named query parameter is missing, unknown or of the wrong type."""
 
 
-class AmbiguousNameError(ParameterError):
-    """A name names several things of the kind asked for; `candidates` holds their IRIs."""
+class _WithCandidates(KgError):
+    """An error about a name that carries the IRIs of the things it might have meant."""
 
     def __init__(
         self,
@@ -108,6 +108,10 @@ class AmbiguousNameError(ParameterError):
     ) -> None:
         super().__init__(message, parameter=parameter)
         self.candidates = candidates
+
+
+class AmbiguousNameError(_WithCandidates, ParameterError):
+    """A name names several things of the kind asked for; `candidates` holds their IRIs."""
 
 
 class EndpointError(KgError):
@@ -118,20 +122,10 @@ class NotFoundError(KgError):
     """A named thing (query, paper, graph) does not exist."""
 
 
-class UnknownNameError(NotFoundError):
+class UnknownNameError(_WithCandidates, NotFoundError):
     """A name, slug or id names no thing of the kind asked for (kg.query.resolve).
 
     `candidates` holds the IRIs of the nearest things, which the message lists."""
-
-    def __init__(
-        self,
-        message: str = "",
-        *,
-        parameter: str | Param | None = None,
-        candidates: tuple[str, ...] = (),
-    ) -> None:
-        super().__init__(message, parameter=parameter)
-        self.candidates = candidates
 
 
 class ForbiddenError(KgError):
