@@ -9,7 +9,7 @@
   --history --format json`).
 * `…/result/{id}`: a result of a row that names no paper, as an entity page.
 
-The rows come from the three named queries of kg.query.leaderboard, run in the worker pool
+The rows come from the four named queries of kg.query.leaderboard, run in the worker pool
 at once; `build` ranks them exactly as `kg leaderboard` does.
 """
 
@@ -28,6 +28,7 @@ from starlette.routing import Route
 from kg.errors import NotFoundError, ParameterError
 from kg.query.leaderboard import (
     CODE,
+    FLAGS,
     RESULTS,
     SOURCE,
     Leaderboard,
@@ -128,13 +129,14 @@ class BoardCache:
 
 
 async def fetch(pool: QueryPool, base_iri: str, bindings: dict[str, Term]) -> Leaderboard:
-    """The leaderboard, its three queries run in the worker pool at once."""
+    """The leaderboard, its four queries run in the worker pool at once."""
     texts = leaderboard_queries(bindings)
-    rows = await asyncio.gather(*(pool.result(texts[n]) for n in (RESULTS, CODE, SOURCE)))
-    results, code, source = rows
+    names = (RESULTS, CODE, SOURCE, FLAGS)
+    rows = await asyncio.gather(*(pool.result(texts[n]) for n in names))
+    results, code, source, flags = rows
     assert isinstance(results, SelectResult) and isinstance(code, SelectResult)
-    assert isinstance(source, SelectResult)
-    return build(bindings, base_iri, results, code, source)
+    assert isinstance(source, SelectResult) and isinstance(flags, SelectResult)
+    return build(bindings, base_iri, results, code, source, flags)
 
 
 async def cached(
@@ -202,6 +204,7 @@ def page_context(board: Leaderboard, base: str) -> dict[str, Any]:
                 "chart": best_so_far_chart(s, width=PAGE_CHART_WIDTH),
                 "chart_href": f"{here}/chart.svg{query}",
                 "history_href": f"{here}/history.json{query}",
+                "flagged": sum(1 for e in s.entries if e.flags),
             }
         )
     return {
@@ -215,6 +218,14 @@ def page_context(board: Leaderboard, base: str) -> dict[str, Any]:
             "key": board.dataset.removeprefix(base),
         },
         "sections": sections,
+        "feeds": [
+            {"name": f"{side}'s", "title": f"New bests on {key}", "href": f"{href}/sota.atom"}
+            for side, key, href in (
+                ("the task", board.task.removeprefix(base), local_href(board.task, base)),
+                ("the dataset", board.dataset.removeprefix(base), local_href(board.dataset, base)),
+            )
+            if href
+        ],
         "attribution": attribution,
         "sources": [
             {
