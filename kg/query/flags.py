@@ -49,7 +49,7 @@ def flag_from(kind: str, detail: str | None, *, model: str | None = None) -> Fla
     """The flag of one row of the query, worded."""
     detail = detail or ""
     if kind == "no-paper":
-        reason = "no paper: the table row names neither a paper nor a link to one"
+        reason = "the table row names neither a paper nor a link to one"
     elif kind == "duplicate-model":
         reason = f"the model name {model!r} is on this leaderboard and metric {detail} times"
     elif kind == "out-of-range" and detail == "over-100":

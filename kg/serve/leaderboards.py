@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from starlette.requests import Request
@@ -33,6 +33,7 @@ from kg.query.leaderboard import (
     SOURCE,
     Leaderboard,
     Section,
+    Source,
     build,
     leaderboard_queries,
 )
@@ -164,8 +165,14 @@ def _metric(request: Request, board: Leaderboard) -> Section:
 
 def attribution_line(board: Leaderboard) -> str | None:
     """The licence line a chart carries inside itself."""
+    return sources_line(board.sources)
+
+
+def sources_line(sources: Sequence[Source]) -> str | None:
+    """Where data comes from and what its licence asks, in one line (a chart's, a feed's
+    `rights`): archive, licence, snapshot and attribution of each source."""
     parts = []
-    for s in board.sources:
+    for s in sources:
         bits = [s.archive or attribution_name(s.attribution) or "source"]
         if s.licence:
             bits.append(licence_name(s.licence))
