@@ -88,7 +88,13 @@ def _rows(data: list[dict[str, Any]]) -> list[tuple[str, str, dict[str, Any]]]:
 @cache
 def raw_results() -> dict[Key, RawResult]:
     """Every result of the bundled tables by its identity key."""
-    with gzip.open(RAW_TABLES, "rt", encoding="utf-8") as f:
+    return read_results(RAW_TABLES)
+
+
+def read_results(path: Path) -> dict[Key, RawResult]:
+    """Every result of an evaluation-tables file (gzipped or not) by its identity key."""
+    opener: Any = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as f:
         data = json.load(f)
     out: dict[Key, RawResult] = {}
     for task, dataset, row in _rows(data):

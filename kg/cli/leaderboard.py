@@ -52,7 +52,7 @@ def section_table(board: Leaderboard, section: Section) -> Table:
     table.add_column("paper", no_wrap=True, overflow="ellipsis", max_width=rest * 3 // 5)
     table.add_column("code", no_wrap=True, overflow="ellipsis", max_width=rest * 2 // 5)
     if flagged:
-        table.add_column("flags", overflow="fold", max_width=16)
+        table.add_column("flags", overflow="fold", min_width=14, max_width=16)
     for e in section.entries:
         table.add_row(
             *(
