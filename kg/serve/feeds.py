@@ -12,7 +12,6 @@ and attribution as `rights` (the line a chart carries, kg.serve.leaderboards.sou
 from __future__ import annotations
 
 import asyncio
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -26,7 +25,7 @@ from kg.query.leaderboard import RESULTS, SOURCE, json_number
 from kg.query.named import sparql_term
 from kg.rdf.results import AskResult, SelectResult, Term
 from kg.rdf.vocab import KG_NS
-from kg.serve.leaderboards import sources_line
+from kg.serve.leaderboards import BoardCache, sources_line
 from kg.serve.linked_data import iri_for_path, local_href
 from kg.serve.pool import QueryPool
 from kg.serve.render import query_string, render
@@ -117,27 +116,6 @@ def feed_context(
     }
 
 
-class FeedCache:
-    """The last feeds built, by (store generation, scope, IRI)."""
-
-    def __init__(self, size: int = CACHED_FEEDS) -> None:
-        self.size = size
-        self.entries: OrderedDict[tuple[int, str, str], Feed] = OrderedDict()
-
-    def get(self, key: tuple[int, str, str]) -> Feed | None:
-        found = self.entries.get(key)
-        if found is not None:
-            self.entries.move_to_end(key)
-        return found
-
-    def put(self, key: tuple[int, str, str], value: Feed) -> None:
-        for old in [k for k in self.entries if k[0] != key[0]]:  # an older store version
-            del self.entries[old]
-        self.entries[key] = value
-        while len(self.entries) > self.size:
-            self.entries.popitem(last=False)
-
-
 async def fetch(pool: QueryPool, base: str, scope: Scope, about: str | None) -> Feed:
     """The feed, its two queries run in the worker pool at once."""
     bindings: dict[str, Term] = {scope: Term("uri", about)} if about is not None else {}
@@ -150,7 +128,7 @@ async def fetch(pool: QueryPool, base: str, scope: Scope, about: str | None) -> 
 def routes(running: Callable[[], QueryPool], base: str, public_base: str | None) -> list[Route]:
     """The feeds' routes, over the server's running pool and its base IRI; before the entity
     routes, which would take `/task/…/sota.atom` for an entity."""
-    cache = FeedCache()
+    cache: BoardCache[Feed] = BoardCache(CACHED_FEEDS)
 
     async def answer(request: Request, scope: Scope, about: str | None, title: str) -> Response:
         unknown = [k for k in request.query_params if k != "page"]

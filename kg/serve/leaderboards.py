@@ -19,7 +19,7 @@ import asyncio
 import json
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -45,6 +45,7 @@ from kg.serve.linked_data import iri_for_path, local_href
 from kg.serve.pool import QueryPool
 from kg.serve.render import attribution_name, licence_name, render
 
+Kept = TypeVar("Kept")
 #: A request handler: the server's own `entity` answers a leaderboard's RDF forms.
 Handler = Callable[[Request], Awaitable[Response]]
 
@@ -107,20 +108,21 @@ class Rendered:
         return self.outputs[key]
 
 
-class BoardCache:
-    """The last `size` leaderboards rendered, by (store generation, task, dataset)."""
+class BoardCache(Generic[Kept]):
+    """The last `size` things rendered (leaderboards, feeds), by (store generation, …): what
+    an older store version rendered is dropped as soon as a newer one is kept."""
 
     def __init__(self, size: int = CACHED_BOARDS) -> None:
         self.size = size
-        self.entries: OrderedDict[tuple[int, str, str], Rendered] = OrderedDict()
+        self.entries: OrderedDict[tuple[int, str, str], Kept] = OrderedDict()
 
-    def get(self, key: tuple[int, str, str]) -> Rendered | None:
+    def get(self, key: tuple[int, str, str]) -> Kept | None:
         found = self.entries.get(key)
         if found is not None:
             self.entries.move_to_end(key)
         return found
 
-    def put(self, key: tuple[int, str, str], value: Rendered) -> None:
+    def put(self, key: tuple[int, str, str], value: Kept) -> None:
         self.entries[key] = value
         self.entries.move_to_end(key)
         for old in [k for k in self.entries if k[0] != key[0]]:  # an older store version
@@ -141,7 +143,7 @@ async def fetch(pool: QueryPool, base_iri: str, bindings: dict[str, Term]) -> Le
 
 
 async def cached(
-    pool: QueryPool, base_iri: str, cache: BoardCache, bindings: dict[str, Term]
+    pool: QueryPool, base_iri: str, cache: BoardCache[Rendered], bindings: dict[str, Term]
 ) -> Rendered:
     key = (pool.generation, bindings["task"].value, bindings["dataset"].value)
     found = cache.get(key)
@@ -257,7 +259,7 @@ def routes(running: Callable[[], QueryPool], base: str, entity: Handler) -> list
     """The routes, over the server's running pool (`running()` raises until it is up), its
     base IRI and its entity handler. They take these, not the server: kg.serve.app imports
     this module."""
-    cache = BoardCache()
+    cache: BoardCache[Rendered] = BoardCache()
 
     async def leaderboard(request: Request) -> Response:
         raw = (request.scope.get("raw_path") or request.url.path.encode()).decode("latin-1")
