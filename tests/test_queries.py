@@ -334,16 +334,30 @@ CASES: dict[str, list[Case]] = {
             "dumps",
             {"task": "image-classification", "dataset": "dataset/imagenet"},
             [
-                (":leaderboard/image-classification/imagenet/result/2c3d", "Top 1 Accuracy", "12.0%", "12", "true", "", "Anonymous", "", "", "", ""),
-                (_LB_ALPHA, "Top 1 Accuracy", "76.5%", "76.5", "true", "", "Alpha-L", ":paper/alpha", _ALPHA_T, "2019-05-01", ""),
-                (_LB_BETA, "Top 1 Accuracy", "9.5", "9.5", "false", "", "Beta-S", ":paper/beta", _BETA_T, "2020-03-01", ""),
-                (_LB_DELTA, "Top 1 Accuracy", "-", "", "", "", "Delta-X", ":paper/gamma", _GAMMA_T, "2020-07-01", ""),
-                (_LB_GAMMA, "Top 1 Accuracy", "10.1", "10.1", "false", "", "Gamma", ":paper/gamma", _GAMMA_T, "2020-07-01", ""),
-                (":paper/zeta/result/0a1b", "Top 1 Accuracy", "88.4", "88.4", "false", "", "Zeta-XL", ":paper/zeta", "Zeta Nets", "", ""),
-                (_LB_BETA5, "Top 5 Error", "3.1", "3.1", "false", "", "Beta-S", ":paper/beta", _BETA_T, "2020-03-01", ""),
+                (":leaderboard/image-classification/imagenet/result/2c3d", "Top 1 Accuracy", "12.0%", "12", "true", "", "Anonymous", "", "", "", "", _IC, ":dataset/imagenet"),
+                (_LB_ALPHA, "Top 1 Accuracy", "76.5%", "76.5", "true", "", "Alpha-L", ":paper/alpha", _ALPHA_T, "2019-05-01", "", _IC, ":dataset/imagenet"),
+                (_LB_BETA, "Top 1 Accuracy", "9.5", "9.5", "false", "", "Beta-S", ":paper/beta", _BETA_T, "2020-03-01", "", _IC, ":dataset/imagenet"),
+                (_LB_DELTA, "Top 1 Accuracy", "-", "", "", "", "Delta-X", ":paper/gamma", _GAMMA_T, "2020-07-01", "", _IC, ":dataset/imagenet"),
+                (_LB_GAMMA, "Top 1 Accuracy", "10.1", "10.1", "false", "", "Gamma", ":paper/gamma", _GAMMA_T, "2020-07-01", "", _IC, ":dataset/imagenet"),
+                (":paper/zeta/result/0a1b", "Top 1 Accuracy", "88.4", "88.4", "false", "", "Zeta-XL", ":paper/zeta", "Zeta Nets", "", "", _IC, ":dataset/imagenet"),
+                (_LB_BETA5, "Top 5 Error", "3.1", "3.1", "false", "", "Beta-S", ":paper/beta", _BETA_T, "2020-03-01", "", _IC, ":dataset/imagenet"),
             ],
         ),
         Case("mini", {"task": "machine-translation", "dataset": "imagenet"}, []),
+    ],
+    "leaderboard-flags": [
+        Case(
+            "dumps",
+            {},
+            [(":leaderboard/image-classification/imagenet/result/2c3d", "no-paper", "", _IC, ":dataset/imagenet", "Top 1 Accuracy", "Anonymous", "12.0%")],
+        ),
+        Case(
+            "dumps",
+            {"task": "image-classification", "dataset": "imagenet", "kind": "no-paper"},
+            [(":leaderboard/image-classification/imagenet/result/2c3d", "no-paper", "", _IC, ":dataset/imagenet", "Top 1 Accuracy", "Anonymous", "12.0%")],
+        ),
+        Case("dumps", {"kind": "duplicate-model"}, []),
+        Case("dumps", {"task": "machine-translation"}, []),
     ],
     "leaderboard-code": [
         Case(

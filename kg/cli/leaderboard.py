@@ -37,19 +37,22 @@ def section_table(board: Leaderboard, section: Section) -> Table:
     from rich.table import Table
     from rich.text import Text
 
-    table = Table(
-        title=Text(f"{board.label}: {section.metric}"),  # data, not markup
-        caption=f"{len(section.entries)} results; {section.ranked_by}",
-        header_style="bold",
-    )
+    flagged = sum(1 for e in section.entries if e.flags)
+    caption = f"{len(section.entries)} results; {section.ranked_by}"
+    if flagged:
+        caption += f"; {flagged} flagged as doubtful (reasons: --format json)"
+    table = Table(title=Text(f"{board.label}: {section.metric}"), caption=caption,
+                  header_style="bold")
     table.add_column("rank", justify="right", min_width=4)
     table.add_column("model", overflow="fold", min_width=16, max_width=34)
     table.add_column("value", no_wrap=True, min_width=7)
     table.add_column("date", no_wrap=True, min_width=10)
     # the fixed columns and the borders take about 60 characters; paper and code share the rest
-    rest = max(24, out.size.width - 60)
+    rest = max(24, out.size.width - 60 - (16 if flagged else 0))
     table.add_column("paper", no_wrap=True, overflow="ellipsis", max_width=rest * 3 // 5)
     table.add_column("code", no_wrap=True, overflow="ellipsis", max_width=rest * 2 // 5)
+    if flagged:
+        table.add_column("flags", overflow="fold", min_width=14, max_width=16)
     for e in section.entries:
         table.add_row(
             *(
@@ -61,6 +64,7 @@ def section_table(board: Leaderboard, section: Section) -> Table:
                     e.date or "",
                     e.title or e.paper_url or "",
                     _code_cell(board, e.paper),
+                    *((", ".join(f.label for f in e.flags),) if flagged else ()),
                 )
             )
         )
@@ -133,7 +137,7 @@ def _csv(board: Leaderboard, sections: list[Section], history: bool) -> str:
     else:
         writer.writerow(
             ["metric", "direction", "rank", "model", "value", "number", "spread", "paper",
-             "title", "date", "code"]
+             "title", "date", "code", "flags"]
         )
         for s in sections:
             for e in s.entries:
@@ -143,6 +147,7 @@ def _csv(board: Leaderboard, sections: list[Section], history: bool) -> str:
                         e.value, "" if e.number is None else e.number,
                         "" if e.spread is None else e.spread, e.paper or e.paper_url or "",
                         e.title or "", e.date or "", _code_cell(board, e.paper),
+                        " | ".join(f"{f.kind}: {f.reason}" for f in e.flags),
                     ]
                 )
     return out.getvalue()
@@ -183,7 +188,9 @@ def leaderboard_command(
     """A task's leaderboard on a dataset: each metric's results ranked best first.
 
     The direction of each metric (lower or higher is better) comes from its name
-    (docs/leaderboards.md); a metric kg cannot place says so. Examples:
+    (docs/leaderboards.md); a metric kg cannot place says so. A doubtful result (no paper,
+    a model twice, a value out of range, mixed scales, dated before its dataset) is
+    flagged, with the reason in CSV and JSON. Examples:
 
       kg leaderboard image-classification imagenet --metric "Top 1 Accuracy"
 

@@ -1,8 +1,9 @@
 """Leaderboards: a task's results on a dataset, ranked per metric, and the best result over time.
 
-A leaderboard is read with three named queries (`queries/leaderboard-*.rq`): its results,
-the code of its papers, and its source (label, dump, snapshot, licence, attribution).
-`build` turns their rows into a `Leaderboard`, one `Section` per metric:
+A leaderboard is read with four named queries (`queries/leaderboard-*.rq`): its results,
+the code of its papers, its source (label, dump, snapshot, licence, attribution) and the
+flags on its doubtful results (kg.query.flags). `build` turns their rows into a
+`Leaderboard`, one `Section` per metric:
 
 * the entries ranked best first, by the metric's direction (kg.query.directions): lowest
   first where lower is better, else highest first. Equal values share a rank (1, 2, 2, 4),
@@ -27,12 +28,14 @@ from typing import Any
 from kg.errors import NotFoundError, ParameterError
 from kg.ingest.identity import Iris
 from kg.query.directions import Direction, metric_direction
+from kg.query.flags import FLAGS as FLAGS
+from kg.query.flags import Flag, by_result
 from kg.query.named import bind, load_queries, with_values
 from kg.rdf.results import SelectResult, Term
 from kg.rdf.store import GraphStore
 
 RESULTS, CODE, SOURCE = "leaderboard-results", "leaderboard-code", "leaderboard-source"
-QUERY_NAMES = (RESULTS, CODE, SOURCE)
+QUERY_NAMES = (RESULTS, CODE, SOURCE, FLAGS)
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,7 @@ class Entry:
     date: str | None  # yyyy-mm-dd: the paper's date as the table row gives it
     paper_url: str | None
     rank: int | None = None
+    flags: tuple[Flag, ...] = ()  # why the result is doubtful, if it is (kg.query.flags)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -64,6 +68,7 @@ class Entry:
             "title": self.title,
             "date": self.date,
             "result": self.result,
+            "flags": [f.as_json() for f in self.flags],
         }
 
 
@@ -216,7 +221,7 @@ def leaderboard_bindings(task: str, dataset: str, base_iri: str) -> dict[str, Te
 
 
 def leaderboard_queries(bindings: Mapping[str, Term]) -> dict[str, str]:
-    """The three queries' texts with the task and dataset bound (VALUES blocks)."""
+    """The four queries' texts with the task and dataset bound (VALUES blocks)."""
     queries = load_queries()
     return {name: with_values(queries[name].sparql, bindings) for name in QUERY_NAMES}
 
@@ -243,7 +248,7 @@ def load(store: GraphStore, task: str, dataset: str, base_iri: str) -> Leaderboa
         result = store.query(sparql)
         assert isinstance(result, SelectResult)
         rows[name] = result
-    return build(bindings, base_iri, rows[RESULTS], rows[CODE], rows[SOURCE])
+    return build(bindings, base_iri, rows[RESULTS], rows[CODE], rows[SOURCE], rows[FLAGS])
 
 
 # --- from rows to a leaderboard -------------------------------------------------------------
@@ -275,31 +280,40 @@ def _local(iri: str, base_iri: str, kind: str) -> str:
     return iri.removeprefix(f"{base_iri}{kind}/")
 
 
+def entry_of(row: Mapping[str, Term], flagged: Mapping[str, tuple[Flag, ...]]) -> Entry:
+    """One row of `leaderboard-results` as an entry, with the flags of its result."""
+    result = row["result"].value
+    return Entry(
+        result=result,
+        metric=" ".join(row["metric"].value.split()),
+        value=row["value"].value,
+        number=_decimal(_cell(row, "number")),
+        percent=_cell(row, "percent") in ("true", "1"),
+        spread=_decimal(_cell(row, "spread")),
+        model=_cell(row, "model"),
+        paper=_cell(row, "paper"),
+        title=_cell(row, "title"),
+        date=(_cell(row, "date") or "")[:10] or None,
+        paper_url=_cell(row, "paper_url"),
+        flags=flagged.get(result, ()),
+    )
+
+
 def build(
     bindings: Mapping[str, Term],
     base_iri: str,
     results: SelectResult,
     code: SelectResult,
     source: SelectResult,
+    flags: SelectResult | None = None,
 ) -> Leaderboard:
-    """The leaderboard from the rows of its three queries (NotFoundError if it has none)."""
+    """The leaderboard from the rows of its queries (NotFoundError if it has none)."""
     task, dataset = bindings["task"].value, bindings["dataset"].value
     source_rows = _rows(source)
+    flagged = by_result(flags) if flags is not None else {}
     entries: dict[str, list[Entry]] = {}
     for row in _rows(results):
-        entry = Entry(
-            result=row["result"].value,
-            metric=" ".join(row["metric"].value.split()),
-            value=row["value"].value,
-            number=_decimal(_cell(row, "number")),
-            percent=_cell(row, "percent") in ("true", "1"),
-            spread=_decimal(_cell(row, "spread")),
-            model=_cell(row, "model"),
-            paper=_cell(row, "paper"),
-            title=_cell(row, "title"),
-            date=(_cell(row, "date") or "")[:10] or None,
-            paper_url=_cell(row, "paper_url"),
-        )
+        entry = entry_of(row, flagged)
         entries.setdefault(entry.metric, []).append(entry)
     task_key, dataset_key = _local(task, base_iri, "task"), _local(dataset, base_iri, "dataset")
     if not entries and not source_rows:

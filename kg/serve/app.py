@@ -63,6 +63,7 @@ from kg.rdf.vocab import PREFIXES, QUERY_PREFIXES
 from kg.resources import static_dir
 from kg.serve import (
     conneg,
+    feeds,
     leaderboards,
     linked_data,
     pages,
@@ -870,6 +871,8 @@ def create_app(source: Source, config: ServerConfig) -> Starlette:
         # Leaderboards (kg/serve/leaderboards.py): the page, chart.svg and history.json of
         # /leaderboard/{task}/{dataset}; before the entity routes, which answer its RDF forms.
         *leaderboards.routes(lambda: server.running, config.base_iri, server.entity),
+        # Atom feeds of new bests (kg/serve/feeds.py): before the entity routes too.
+        *feeds.routes(lambda: server.running, config.base_iri, config.public_base),
         Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static"),
         *(
             Route(f"/{kind}/{{rest:path}}", server.entity, methods=["GET"])

@@ -9,7 +9,7 @@
   --history --format json`).
 * `…/result/{id}`: a result of a row that names no paper, as an entity page.
 
-The rows come from the three named queries of kg.query.leaderboard, run in the worker pool
+The rows come from the four named queries of kg.query.leaderboard, run in the worker pool
 at once; `build` ranks them exactly as `kg leaderboard` does.
 """
 
@@ -18,8 +18,8 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Generic, TypeVar
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -28,10 +28,12 @@ from starlette.routing import Route
 from kg.errors import NotFoundError, ParameterError
 from kg.query.leaderboard import (
     CODE,
+    FLAGS,
     RESULTS,
     SOURCE,
     Leaderboard,
     Section,
+    Source,
     build,
     leaderboard_queries,
 )
@@ -43,6 +45,7 @@ from kg.serve.linked_data import iri_for_path, local_href
 from kg.serve.pool import QueryPool
 from kg.serve.render import attribution_name, licence_name, render
 
+Kept = TypeVar("Kept")
 #: A request handler: the server's own `entity` answers a leaderboard's RDF forms.
 Handler = Callable[[Request], Awaitable[Response]]
 
@@ -105,20 +108,21 @@ class Rendered:
         return self.outputs[key]
 
 
-class BoardCache:
-    """The last `size` leaderboards rendered, by (store generation, task, dataset)."""
+class BoardCache(Generic[Kept]):
+    """The last `size` things rendered (leaderboards, feeds), by (store generation, …): what
+    an older store version rendered is dropped as soon as a newer one is kept."""
 
     def __init__(self, size: int = CACHED_BOARDS) -> None:
         self.size = size
-        self.entries: OrderedDict[tuple[int, str, str], Rendered] = OrderedDict()
+        self.entries: OrderedDict[tuple[int, str, str], Kept] = OrderedDict()
 
-    def get(self, key: tuple[int, str, str]) -> Rendered | None:
+    def get(self, key: tuple[int, str, str]) -> Kept | None:
         found = self.entries.get(key)
         if found is not None:
             self.entries.move_to_end(key)
         return found
 
-    def put(self, key: tuple[int, str, str], value: Rendered) -> None:
+    def put(self, key: tuple[int, str, str], value: Kept) -> None:
         self.entries[key] = value
         self.entries.move_to_end(key)
         for old in [k for k in self.entries if k[0] != key[0]]:  # an older store version
@@ -128,17 +132,18 @@ class BoardCache:
 
 
 async def fetch(pool: QueryPool, base_iri: str, bindings: dict[str, Term]) -> Leaderboard:
-    """The leaderboard, its three queries run in the worker pool at once."""
+    """The leaderboard, its four queries run in the worker pool at once."""
     texts = leaderboard_queries(bindings)
-    rows = await asyncio.gather(*(pool.result(texts[n]) for n in (RESULTS, CODE, SOURCE)))
-    results, code, source = rows
+    names = (RESULTS, CODE, SOURCE, FLAGS)
+    rows = await asyncio.gather(*(pool.result(texts[n]) for n in names))
+    results, code, source, flags = rows
     assert isinstance(results, SelectResult) and isinstance(code, SelectResult)
-    assert isinstance(source, SelectResult)
-    return build(bindings, base_iri, results, code, source)
+    assert isinstance(source, SelectResult) and isinstance(flags, SelectResult)
+    return build(bindings, base_iri, results, code, source, flags)
 
 
 async def cached(
-    pool: QueryPool, base_iri: str, cache: BoardCache, bindings: dict[str, Term]
+    pool: QueryPool, base_iri: str, cache: BoardCache[Rendered], bindings: dict[str, Term]
 ) -> Rendered:
     key = (pool.generation, bindings["task"].value, bindings["dataset"].value)
     found = cache.get(key)
@@ -162,8 +167,14 @@ def _metric(request: Request, board: Leaderboard) -> Section:
 
 def attribution_line(board: Leaderboard) -> str | None:
     """The licence line a chart carries inside itself."""
+    return sources_line(board.sources)
+
+
+def sources_line(sources: Sequence[Source]) -> str | None:
+    """Where data comes from and what its licence asks, in one line (a chart's, a feed's
+    `rights`): archive, licence, snapshot and attribution of each source."""
     parts = []
-    for s in board.sources:
+    for s in sources:
         bits = [s.archive or attribution_name(s.attribution) or "source"]
         if s.licence:
             bits.append(licence_name(s.licence))
@@ -202,6 +213,7 @@ def page_context(board: Leaderboard, base: str) -> dict[str, Any]:
                 "chart": best_so_far_chart(s, width=PAGE_CHART_WIDTH),
                 "chart_href": f"{here}/chart.svg{query}",
                 "history_href": f"{here}/history.json{query}",
+                "flagged": sum(1 for e in s.entries if e.flags),
             }
         )
     return {
@@ -215,6 +227,14 @@ def page_context(board: Leaderboard, base: str) -> dict[str, Any]:
             "key": board.dataset.removeprefix(base),
         },
         "sections": sections,
+        "feeds": [
+            {"name": f"{side}'s", "title": f"New bests on {key}", "href": f"{href}/sota.atom"}
+            for side, key, href in (
+                ("the task", board.task.removeprefix(base), local_href(board.task, base)),
+                ("the dataset", board.dataset.removeprefix(base), local_href(board.dataset, base)),
+            )
+            if href
+        ],
         "attribution": attribution,
         "sources": [
             {
@@ -239,7 +259,7 @@ def routes(running: Callable[[], QueryPool], base: str, entity: Handler) -> list
     """The routes, over the server's running pool (`running()` raises until it is up), its
     base IRI and its entity handler. They take these, not the server: kg.serve.app imports
     this module."""
-    cache = BoardCache()
+    cache: BoardCache[Rendered] = BoardCache()
 
     async def leaderboard(request: Request) -> Response:
         raw = (request.scope.get("raw_path") or request.url.path.encode()).decode("latin-1")

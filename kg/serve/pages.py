@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from kg.serve import kinds, story
+from kg.serve.feeds import feed_href
 from kg.serve.linked_data import Description, Labeller, page_context
 from kg.serve.render import render
 
@@ -47,6 +48,9 @@ async def entity_page(
     elif kind in kinds.BUILDERS:
         context.update(await kinds.build(kind, pool, view, number), folded=True)
         template = TEMPLATES[kind]
+        href = feed_href(iri, base) if kind in ("task", "dataset") else None
+        if href:  # its new bests as an Atom feed (kg.serve.feeds)
+            context["feeds"] = [{"title": f"New bests on {context['title']}", "href": href}]
     if "sources" not in context:
         rows = await pool.result(story.provenance_query(iri))
         context["sources"] = story.sources(view, story.rows_of(rows))

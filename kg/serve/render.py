@@ -220,6 +220,20 @@ def licences(sources: Sequence[Mapping[str, Any]] | None) -> list[tuple[str, str
     return out
 
 
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def xml_text(value: Any) -> str:
+    """Text an XML 1.0 document may hold: the characters XML forbids even escaped (control
+    characters but tab and line ends, lone surrogates, U+FFFE and U+FFFF) dropped. Escaping
+    stays autoescape's.
+
+    >>> xml_text("a\x00b\x1b]]>c"), xml_text(None)
+    ('ab]]>c', '')
+    """
+    return "" if value is None else _NOT_XML.sub("", str(value))
+
+
 def _number(value: Any) -> str:
     """Thousands separated: `{{ n|number }}`."""
     try:
@@ -260,6 +274,7 @@ def environment() -> jinja2.Environment:
         licence_name=licence_name,
         licences=licences,
         attribution_name=attribution_name,
+        xml=xml_text,
     )
     from kg.search.documents import CLASSES
 

@@ -1,0 +1,182 @@
+"""Atom feeds of new bests: `/feeds/sota.atom`, `/task/{slug}/sota.atom`, `/dataset/{slug}/…`.
+
+The feed itself (which results, in which order, paged) is kg.query.feeds; this module runs
+its two queries in the worker pool, keeps the feed while the store stays the same, and
+writes a page of it with the `sota.atom` template (autoescaped; `xml` drops what XML 1.0
+forbids). Pages are RFC 5005 paged feeds: `?page=N` (0, the newest, is the feed's own
+URL) with `first`, `last`, `previous` and `next` links. Each entry links to its
+leaderboard page (at the metric's section), its paper, and carries the sources' licence
+and attribution as `rights` (the line a chart carries, kg.serve.leaderboards.sources_line).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from kg.errors import NotFoundError, ParameterError
+from kg.query.feeds import Feed, NewBest, Scope, feed, feed_queries
+from kg.query.leaderboard import RESULTS, SOURCE, json_number
+from kg.query.named import sparql_term
+from kg.rdf.results import AskResult, SelectResult, Term
+from kg.rdf.vocab import KG_NS
+from kg.serve.leaderboards import BoardCache, sources_line
+from kg.serve.linked_data import iri_for_path, local_href
+from kg.serve.pool import QueryPool
+from kg.serve.render import query_string, render
+from kg.serve.story import page_number
+
+MEDIA_TYPE = "application/atom+xml; charset=utf-8"
+SUFFIX = "/sota.atom"
+CACHED_FEEDS = 32
+_CLASSES = {"task": "Task", "dataset": "Dataset"}
+
+
+def feed_href(iri: str, base: str) -> str | None:
+    """The path of a task's or a dataset's feed."""
+    href = local_href(iri, base)
+    return href + SUFFIX if href else None
+
+
+def _timestamp(date: str | None) -> str:
+    return f"{date or '1970-01-01'}T00:00:00Z"
+
+
+def _entry(e: NewBest, site: str, base: str) -> dict[str, Any]:
+    entry = e.entry
+    model = entry.model or "(no model name)"
+    board_href = local_href(e.board, base)
+    paper_href = local_href(entry.paper, base) if entry.paper else entry.paper_url
+    beat = (
+        f", beating the best so far ({json_number(e.previous)})"
+        if e.previous is not None
+        else " (the first dated result on this metric)"
+    )
+    paper = f" Paper: {entry.title}." if entry.title else ""
+    how = (
+        f"{e.direction} is better"
+        if e.direction != "unknown"
+        else "direction unknown: the highest is taken as the best"
+    )
+    return {
+        "id": e.id,
+        "title": f"{model}: {entry.value} {e.metric} on {e.label}",
+        "updated": _timestamp(e.date),
+        "href": f"{site}{board_href}#metric-{e.section}" if board_href else e.board,
+        "paper_href": (site + paper_href if paper_href.startswith("/") else paper_href)
+        if paper_href
+        else None,
+        "paper_title": entry.title or entry.paper or entry.paper_url,
+        "paper": entry.paper or entry.paper_url,
+        "board": e.board,
+        "metric": e.metric,
+        "model": model,
+        "value": entry.value,
+        "previous": json_number(e.previous) if e.previous is not None else None,
+        "summary": f"A new best on {e.label}, {e.metric} ({how}): {model} with "
+        f"{entry.value} on {e.date}{beat}.{paper}",
+        "rights": sources_line(e.sources) or "",
+    }
+
+
+def feed_context(
+    found: Feed, number: int, site: str, base: str, title: str, path: str, page: str | None
+) -> dict[str, Any]:
+    """What `sota.atom` writes: page `number` of the feed, its links absolute on `site`."""
+    entries = found.page(number)
+
+    def at(n: int) -> str:
+        return site + path + query_string({"page": n or None})
+
+    links = [("self", at(number)), ("first", at(0)), ("last", at(found.pages - 1))]
+    if number > 0:
+        links.append(("previous", at(number - 1)))
+    if number + 1 < found.pages:
+        links.append(("next", at(number + 1)))
+    if page:
+        links.append(("alternate", site + page))
+    licences = dict.fromkeys(s.licence for s in found.sources if s.licence)
+    links += [("license", licence) for licence in licences]
+    return {
+        "feed": {
+            "id": f"{found.about or base + 'feeds/sota'}{'/sota.atom' if found.about else ''}",
+            "title": title,
+            "subtitle": "Each result that set a new best on its leaderboard and metric, newest "
+            f"first ({len(found.entries)} in all; page {number + 1} of {found.pages})",
+            "updated": _timestamp(found.updated),
+            "rights": sources_line(found.sources) or "kg",
+            "links": links,
+        },
+        "entries": [_entry(e, site, base) for e in entries],
+    }
+
+
+async def fetch(pool: QueryPool, base: str, scope: Scope, about: str | None) -> Feed:
+    """The feed, its two queries run in the worker pool at once."""
+    bindings: dict[str, Term] = {scope: Term("uri", about)} if about is not None else {}
+    texts = feed_queries(bindings)
+    results, source = await asyncio.gather(pool.result(texts[RESULTS]), pool.result(texts[SOURCE]))
+    assert isinstance(results, SelectResult) and isinstance(source, SelectResult)
+    return feed(scope, about, base, results, source)
+
+
+def routes(running: Callable[[], QueryPool], base: str, public_base: str | None) -> list[Route]:
+    """The feeds' routes, over the server's running pool and its base IRI; before the entity
+    routes, which would take `/task/…/sota.atom` for an entity."""
+    cache: BoardCache[Feed] = BoardCache(CACHED_FEEDS)
+
+    async def answer(request: Request, scope: Scope, about: str | None, title: str) -> Response:
+        unknown = [k for k in request.query_params if k != "page"]
+        if unknown:
+            raise ParameterError(f"unknown parameter {unknown[0]!r}; a feed takes page")
+        pages = request.query_params.getlist("page")
+        if len(pages) > 1:
+            raise ParameterError("parameter 'page' is given more than once")
+        number = page_number(pages[0] if pages else None)
+        pool = running()
+        key = (pool.generation, scope, about or "")
+        found = cache.get(key)
+        if found is None:
+            found = await fetch(pool, base, scope, about)
+            cache.put(key, found)
+        site = (public_base or str(request.base_url)).rstrip("/")
+        page = local_href(about, base) if about else "/"
+        path = request.url.path
+        context = feed_context(found, number, site, base, title, path, page)
+        return Response(
+            render("sota.atom", context),
+            media_type=MEDIA_TYPE,
+            headers={"X-Content-Type-Options": "nosniff"},
+        )
+
+    async def everything(request: Request) -> Response:
+        return await answer(request, "all", None, "kg: new bests on every leaderboard")
+
+    async def one(request: Request) -> Response:
+        raw = (request.scope.get("raw_path") or request.url.path.encode()).decode("latin-1")
+        iri = iri_for_path(raw.removesuffix(SUFFIX), base)
+        scope: Scope = "task" if raw.startswith("/task/") else "dataset"
+        if iri is None:
+            raise NotFoundError(f"{request.url.path} names no {scope} kg could hold")
+        term = Term("uri", iri)
+        try:
+            sparql_term(term)
+        except ParameterError:
+            raise NotFoundError(f"{iri} is no IRI kg could hold") from None
+        ask = f"ASK {{ {sparql_term(term)} a <{KG_NS}{_CLASSES[scope]}> }}"
+        known = await running().result(ask)
+        if not (isinstance(known, AskResult) and known.value):
+            raise NotFoundError(f"the graph holds no {scope} {iri}: no feed")
+        key = iri.removeprefix(f"{base}{scope}/")
+        return await answer(request, scope, iri, f"kg: new bests on the {scope} {key}")
+
+    return [
+        Route("/feeds/sota.atom", everything, methods=["GET"]),
+        Route("/task/{key:path}/sota.atom", one, methods=["GET"]),
+        Route("/dataset/{key:path}/sota.atom", one, methods=["GET"]),
+    ]
