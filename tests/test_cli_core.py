@@ -36,7 +36,7 @@ def test_done_when_of_the_core_issue(tmp_path: Path, seed_paths: list[Path]) -> 
     store = str(tmp_path / "s")
     first = kg("--store", store, "ingest", *map(str, seed_paths))
     assert first.returncode == 0, first.stderr
-    assert "2 records read from 2 file(s): 2 added, 0 updated, 0 unchanged, 0 rejected" in first.stdout
+    assert "2 records read from 2 file(s), 2 graphs: 2 added, 0 updated, 0 unchanged, 0 rejected" in first.stdout
     questions = {
         "papers": "SELECT (COUNT(DISTINCT ?p) AS ?n) WHERE { ?p a kg:Paper }",
         "author links": "SELECT (COUNT(*) AS ?n) WHERE { SELECT DISTINCT ?p ?a WHERE { ?p dcterms:creator ?a } }",

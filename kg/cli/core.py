@@ -153,7 +153,8 @@ def print_summary(report: IngestReport, store_quads: int) -> None:
     if report.rejected:
         rejected = f"[red]{rejected}[/]"
     out.print(
-        f"[bold]{report.read:,}[/] records read from {report.files} file(s): "
+        f"[bold]{report.read:,}[/] records read from {report.files} file(s), "
+        f"{report.graphs:,} graphs: "
         f"[green]{report.added:,} added[/], {report.updated:,} updated, "
         f"{report.unchanged:,} unchanged, "
         f"{rejected}; "

@@ -185,13 +185,33 @@ class PaperAliases:
     def rewrite(self, lines: list[str]) -> list[str]:
         """N-Triples `lines` with the fallback IRIs this pass renamed (and the nodes minted
         beneath them) rewritten to their final IRIs."""
-        if not self._applied:
+        return self._moved(lines, self._applied)
+
+    def settled(self, lines: list[str]) -> list[str]:
+        """`lines` with every fallback IRI this pass knows a better IRI for rewritten to it:
+        the renames applied, and those taught by batches not yet written. Two copies of one
+        part mapped before and after its alias was taught then compare equal, as they do
+        when a rerun finds the alias in the store (else the first run kept a copy graph the
+        rerun never maps)."""
+        known = dict(self._applied)
+        for _, _, renames in [*self._sealed, (self._arxiv, self._title, self.renames)]:
+            known.update(renames)
+        final = {}
+        for old, new in known.items():
+            seen = {old}
+            while new in known and new not in seen:  # title -> arXiv -> slug
+                seen.add(new)
+                new = known[new]
+            final[old] = new
+        return self._moved(lines, final)
+
+    def _moved(self, lines: list[str], renames: dict[str, str]) -> list[str]:
+        if not renames:
             return lines
-        applied = self._applied
 
         def moved(match: re.Match[str]) -> str:
             old = match.group(1) + match.group(2)
-            return "<" + applied.get(old, old)
+            return "<" + renames.get(old, old)
 
         return [self._fallback_iri.sub(moved, line) if "/paper/" in line else line
                 for line in lines]  # fmt: skip
