@@ -201,6 +201,12 @@ def stats(
         f"{result.graphs:,} named graphs ({result.record_graphs:,} records)",
         highlight=False,
     )
+    if result.store_version is not None and result.bytes_on_disk is not None:
+        out.print(
+            f"store version {result.store_version} (kg's mapping and layout); "
+            f"{result.bytes_on_disk / 1_048_576:,.1f} MB on disk",
+            highlight=False,
+        )
 
 
 @command(rich_help_panel="Query")
