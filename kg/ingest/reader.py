@@ -41,6 +41,7 @@ from kg.errors import InputError, RecordError
 INPUT_SUFFIXES = (".json", ".jsonl", ".ndjson")
 _LINE_SUFFIXES = (".jsonl", ".ndjson")
 _CHUNK = 1 << 16
+_MAX_INFLATE = 1 << 20  # bytes of decompressed output per step
 _DECODER = json.JSONDecoder()
 _BLANK = re.compile(r"[ \t\n\r]+")
 _BLANK_BYTES = b" \t\n\r"
@@ -164,6 +165,8 @@ class Gunzip(io.RawIOBase):
             self._started = False
             if rest:
                 return self._feed(rest)
+        elif self._inflater.unconsumed_tail:  # input held back by the output cap
+            return self._feed(self._inflater.unconsumed_tail)
         data = self._raw.read(_CHUNK)
         if not data:
             if self._started and not self._inflater.eof:
@@ -175,8 +178,11 @@ class Gunzip(io.RawIOBase):
         self._started = True
         saved = self._inflater.copy()
         try:
-            self._pending = self._inflater.decompress(data)
-            self._offset += len(data) - len(self._inflater.unused_data)
+            # at most _MAX_INFLATE out of one read: 64 KiB of a bomb inflate to 64 MiB
+            self._pending = self._inflater.decompress(data, _MAX_INFLATE)
+            inflater = self._inflater  # input left: past the member's end, or held back
+            left = inflater.unused_data if inflater.eof else inflater.unconsumed_tail
+            self._offset += len(data) - len(left)
             return True
         except zlib.error as exc:
             # again a byte at a time from before this chunk, to keep all that inflates
