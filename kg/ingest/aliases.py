@@ -35,6 +35,18 @@ _ISSUED = STD.issued[1:-1]
 _CACHE_LIMIT = 200_000
 
 
+def _followed(renames: dict[str, str]) -> dict[str, str]:
+    """Each old IRI to the end of its chain of renames (title -> arXiv -> slug)."""
+    final = {}
+    for old, new in renames.items():
+        seen = {old}
+        while new in renames and new not in seen:
+            seen.add(new)
+            new = renames[new]
+        final[old] = new
+    return final
+
+
 class PaperAliases:
     """The alias index of one ingest pass (see the module docstring)."""
 
@@ -196,14 +208,7 @@ class PaperAliases:
         known = dict(self._applied)
         for _, _, renames in [*self._sealed, (self._arxiv, self._title, self.renames)]:
             known.update(renames)
-        final = {}
-        for old, new in known.items():
-            seen = {old}
-            while new in known and new not in seen:  # title -> arXiv -> slug
-                seen.add(new)
-                new = known[new]
-            final[old] = new
-        return self._moved(lines, final)
+        return self._moved(lines, _followed(known))
 
     def _moved(self, lines: list[str], renames: dict[str, str]) -> list[str]:
         if not renames:
@@ -237,13 +242,7 @@ class PaperAliases:
         self.last_renames = {}
         if not renames:
             return 0
-        final = {}
-        for old, new in renames.items():
-            seen = {old}
-            while new in renames and new not in seen:  # title -> arXiv -> slug
-                seen.add(new)
-                new = renames[new]
-            final[old] = new
+        final = _followed(renames)
         self._cache.clear()  # cached lookups may name a renamed IRI
         for old, new in self._applied.items():  # an earlier rename's target renamed now
             if new in final:
