@@ -84,6 +84,16 @@ class StoreMissingError(StoreError):
     """A read command was pointed at a store that does not exist."""
 
 
+class StoreVersionError(StoreError):
+    """The store was written by another version of kg's mapping and layout (kg.rdf.stamp):
+    an older one is rebuilt by ingesting again, a newer one needs a newer kg. `found` is the
+    store's version (None: a store from before stores recorded theirs)."""
+
+    def __init__(self, message: str, *, found: int | None = None) -> None:
+        super().__init__(message)
+        self.found = found
+
+
 class QuerySyntaxError(KgError):
     """SPARQL text that does not parse."""
 

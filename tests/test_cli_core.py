@@ -36,7 +36,7 @@ def test_done_when_of_the_core_issue(tmp_path: Path, seed_paths: list[Path]) -> 
     store = str(tmp_path / "s")
     first = kg("--store", store, "ingest", *map(str, seed_paths))
     assert first.returncode == 0, first.stderr
-    assert "2 records read from 2 file(s): 2 added, 0 updated, 0 unchanged, 0 rejected" in first.stdout
+    assert "2 records read from 2 file(s), 2 graphs: 2 added, 0 updated, 0 unchanged, 0 rejected" in first.stdout
     questions = {
         "papers": "SELECT (COUNT(DISTINCT ?p) AS ?n) WHERE { ?p a kg:Paper }",
         "author links": "SELECT (COUNT(*) AS ?n) WHERE { SELECT DISTINCT ?p ?a WHERE { ?p dcterms:creator ?a } }",
@@ -56,7 +56,11 @@ def test_done_when_of_the_core_issue(tmp_path: Path, seed_paths: list[Path]) -> 
     stats_before = kg("--store", store, "stats", "--json").stdout
     again = kg("--store", store, "ingest", *map(str, seed_paths))
     assert "0 added, 0 updated, 2 unchanged" in again.stdout
-    assert json.loads(kg("--store", store, "stats", "--json").stdout) == json.loads(stats_before)
+    after = json.loads(kg("--store", store, "stats", "--json").stdout)
+    before = json.loads(stats_before)
+    # the same counts; only the files on disk may have moved (a flush, a compaction)
+    assert after.pop("bytes_on_disk") > 0 and before.pop("bytes_on_disk") > 0
+    assert after == before
 
 
 def test_store_from_environment_and_memory_flag(tmp_path: Path, seed_paths: list[Path]) -> None:

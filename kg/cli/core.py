@@ -153,7 +153,8 @@ def print_summary(report: IngestReport, store_quads: int) -> None:
     if report.rejected:
         rejected = f"[red]{rejected}[/]"
     out.print(
-        f"[bold]{report.read:,}[/] records read from {report.files} file(s): "
+        f"[bold]{report.read:,}[/] records read from {report.files} file(s), "
+        f"{report.graphs:,} graphs: "
         f"[green]{report.added:,} added[/], {report.updated:,} updated, "
         f"{report.unchanged:,} unchanged, "
         f"{rejected}; "
@@ -200,6 +201,12 @@ def stats(
         f"{result.graphs:,} named graphs ({result.record_graphs:,} records)",
         highlight=False,
     )
+    if result.store_version is not None and result.bytes_on_disk is not None:
+        out.print(
+            f"store version {result.store_version} (kg's mapping and layout); "
+            f"{result.bytes_on_disk / 1_048_576:,.1f} MB on disk",
+            highlight=False,
+        )
 
 
 @command(rich_help_panel="Query")

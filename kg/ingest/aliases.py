@@ -35,6 +35,18 @@ _ISSUED = STD.issued[1:-1]
 _CACHE_LIMIT = 200_000
 
 
+def _followed(renames: dict[str, str]) -> dict[str, str]:
+    """Each old IRI to the end of its chain of renames (title -> arXiv -> slug)."""
+    final = {}
+    for old, new in renames.items():
+        seen = {old}
+        while new in renames and new not in seen:
+            seen.add(new)
+            new = renames[new]
+        final[old] = new
+    return final
+
+
 class PaperAliases:
     """The alias index of one ingest pass (see the module docstring)."""
 
@@ -185,13 +197,26 @@ class PaperAliases:
     def rewrite(self, lines: list[str]) -> list[str]:
         """N-Triples `lines` with the fallback IRIs this pass renamed (and the nodes minted
         beneath them) rewritten to their final IRIs."""
-        if not self._applied:
+        return self._moved(lines, self._applied)
+
+    def settled(self, lines: list[str]) -> list[str]:
+        """`lines` with every fallback IRI this pass knows a better IRI for rewritten to it:
+        the renames applied, and those taught by batches not yet written. Two copies of one
+        part mapped before and after its alias was taught then compare equal, as they do
+        when a rerun finds the alias in the store (else the first run kept a copy graph the
+        rerun never maps)."""
+        known = dict(self._applied)
+        for _, _, renames in [*self._sealed, (self._arxiv, self._title, self.renames)]:
+            known.update(renames)
+        return self._moved(lines, _followed(known))
+
+    def _moved(self, lines: list[str], renames: dict[str, str]) -> list[str]:
+        if not renames:
             return lines
-        applied = self._applied
 
         def moved(match: re.Match[str]) -> str:
             old = match.group(1) + match.group(2)
-            return "<" + applied.get(old, old)
+            return "<" + renames.get(old, old)
 
         return [self._fallback_iri.sub(moved, line) if "/paper/" in line else line
                 for line in lines]  # fmt: skip
@@ -217,13 +242,7 @@ class PaperAliases:
         self.last_renames = {}
         if not renames:
             return 0
-        final = {}
-        for old, new in renames.items():
-            seen = {old}
-            while new in renames and new not in seen:  # title -> arXiv -> slug
-                seen.add(new)
-                new = renames[new]
-            final[old] = new
+        final = _followed(renames)
         self._cache.clear()  # cached lookups may name a renamed IRI
         for old, new in self._applied.items():  # an earlier rename's target renamed now
             if new in final:

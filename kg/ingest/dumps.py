@@ -559,6 +559,10 @@ class EvaluationMapper(DumpMapper):
             self.seen_parts[graph] = set(body)
         else:
             body = [t for t in body if t not in stated]
+            if body:  # new, or a paper named by a fallback IRI in one copy and not the other
+                known = set(self.ctx.settled(list(stated)))
+                body = [t for t, s in zip(body, self.ctx.settled(body), strict=True)
+                        if s not in known]  # fmt: skip
             if not body:
                 return  # the same table again
             stated.update(body)

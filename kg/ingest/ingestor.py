@@ -57,7 +57,13 @@ _PROGRESS_EVERY = 500
 
 @dataclass
 class IngestReport:
+    """What a run did. `read` counts the items read (records, dump entries); `graphs` the
+    units the figures count: one per graph mapped (a record's, a dump entry's, each part an
+    entry states apart) plus one per item rejected before it made any. So `added + updated +
+    unchanged + rejected == graphs`, on a first run and on a rerun alike."""
+
     read: int = 0
+    graphs: int = 0
     added: int = 0
     updated: int = 0
     unchanged: int = 0
@@ -82,6 +88,7 @@ class IngestReport:
         return {
             "files": self.files,
             "read": self.read,
+            "graphs": self.graphs,
             "added": self.added,
             "updated": self.updated,
             "unchanged": self.unchanged,
@@ -461,6 +468,7 @@ class Ingestor:
         batch: list[_Unit] = []
         quads = 0
         for unit in self._units(self._items(names)):
+            self.report.graphs += 1
             if isinstance(unit, RecordError):
                 self._reject(unit)
                 continue

@@ -84,6 +84,8 @@ class PaperResolver(Protocol):
         self, *, slug: str | None, arxiv: str | None, title: str | None, year: str | None
     ) -> str: ...
 
+    def settled(self, lines: list[str]) -> list[str]: ...
+
 
 @dataclass(frozen=True)
 class Context:
@@ -118,6 +120,11 @@ class Context:
         if title:
             return self.iris.paper_by_title(title, year)
         raise RecordError("names no paper: give a /paper/<slug> URL, an arXiv id or a title")
+
+    def settled(self, lines: list[str]) -> list[str]:
+        """N-Triples `lines` with each paper IRI the run has since learnt a better one for
+        rewritten to it (kg.ingest.aliases.PaperAliases.settled)."""
+        return lines if self.papers is None else self.papers.settled(lines)
 
 
 def result_id(

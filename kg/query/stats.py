@@ -22,6 +22,10 @@ class Stats:
     graphs: int
     record_graphs: int
     classes: dict[str, int] = field(default_factory=dict)
+    #: the version of kg's mapping and layout that wrote the store (None: in memory)
+    store_version: int | None = None
+    #: bytes the store directory holds, search index included (None: in memory)
+    bytes_on_disk: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -30,6 +34,8 @@ class Stats:
             "named_graphs": self.graphs,
             "record_graphs": self.record_graphs,
             "classes": self.classes,
+            "store_version": self.store_version,
+            "bytes_on_disk": self.bytes_on_disk,
         }
 
 
@@ -50,4 +56,6 @@ def compute(store: GraphStore, base_iri: str) -> Stats:
         graphs=len(graphs),
         record_graphs=sum(1 for g in graphs if g.startswith(record_prefix)),
         classes={k: v for k, v in counts.items() if k.startswith("kg:") or not k.startswith(KG_NS)},
+        store_version=store.version(),
+        bytes_on_disk=store.size_on_disk(),
     )

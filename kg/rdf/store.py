@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import IO, TypeVar
 
 from kg.errors import StoreBusyError, StoreError, StoreMissingError
-from kg.rdf import journal, merge, snapshots
+from kg.rdf import journal, merge, snapshots, stamp
 from kg.rdf.engine import BinaryWriter, Engine, QueryDataset, check_query_text, supports_datasets
 from kg.rdf.results import AskResult, GraphResult, QueryResult, SelectStream, Term
 from kg.rdf.sparql_scan import scan
@@ -52,6 +52,7 @@ class GraphStore:
                 raise StoreMissingError(
                     f"no kg store at {path}: build one with `kg --store {path} ingest FILES`"
                 )
+            stamp.check(path)
             engine, pin = snapshots.open_snapshot(path)
             snapshot = cls(engine, path, True)
             snapshot._pin = pin
@@ -59,6 +60,13 @@ class GraphStore:
         if path.exists() and not path.is_dir():
             raise StoreError(f"{path} is a file, not a store directory; pick another --store path")
         fresh = not (path / "CURRENT").exists()
+        if fresh:
+            try:
+                stamp.stamp(path)
+            except OSError as exc:
+                raise StoreError(f"cannot create a store at {path}: {exc}") from None
+        else:
+            stamp.check(path)
         try:
             store = cls(Engine.open(path), path, False)
         except OSError as exc:
@@ -151,6 +159,15 @@ class GraphStore:
     def __len__(self) -> int:
         """The number of quads in all graphs."""
         return len(self._engine)
+
+    def version(self) -> int | None:
+        """The version of kg's mapping and layout that wrote the store (kg.rdf.stamp);
+        None for a memory store."""
+        return None if self.path is None else stamp.read_version(self.path)
+
+    def size_on_disk(self) -> int | None:
+        """Bytes the store directory holds (kg.rdf.stamp.size_on_disk); None in memory."""
+        return None if self.path is None else stamp.size_on_disk(self.path)
 
     # -- writing ---------------------------------------------------------------------------
     def _writable(self) -> Engine:

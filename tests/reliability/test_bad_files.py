@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from kg.ingest.reader import ReadPosition, read_items
 from kg.rdf.store import GraphStore
 from kg.testing.records import records
 from tests.reliability.helpers import (
@@ -198,3 +199,89 @@ def test_the_array_limit_is_configurable(tmp_path: Path) -> None:
     rejected = [line for line in result.stderr.splitlines() if line.startswith("rejected")]
     assert len(rejected) >= len(many)
     assert any("over the limit of 2 per array" in r for r in rejected)
+
+
+#: One gzip member of 16 MiB of newlines (16 KB compressed); members one after another are
+#: one gzip stream, so 64 of them make the issue's bomb: a 1 MB file of 1 GiB of newlines.
+_BLANK_MEMBER_BYTES = 16 << 20
+
+
+def test_a_gzip_bomb_of_blank_lines_stops_at_the_record_limit(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """A 1 MB gzip of 1 GiB of newlines (17 min of CPU before, read a line at a time) stops
+    after the record limit's worth (16 MiB) with one error naming the file and the line; the
+    record before it lands, the one behind it does not, and the next file is read."""
+    before, behind, next_file = records(3, seed=30)
+    member = gzip.compress(b"\n" * _BLANK_MEMBER_BYTES, mtime=0)
+    folder = tmp_path / "in"
+    folder.mkdir()
+    bomb = folder / "1-bomb.jsonl.gz"
+    bomb.write_bytes(
+        gzip.compress(_lines([before]), mtime=0) + member * 64
+        + gzip.compress(_lines([behind]), mtime=0)
+    )  # fmt: skip
+    (folder / "2-good.jsonl").write_bytes(_lines([next_file]))
+    assert bomb.stat().st_size < 1_100_000
+
+    store = tmp_path / "store"
+    result = run_kg("--store", str(store), "ingest", str(folder), timeout=120)
+    assert result.returncode == 1, result.stderr[-2000:]
+    assert "Traceback" not in result.stderr
+    errors = [line for line in result.stderr.splitlines() if line.startswith("rejected")]
+    assert len(errors) == 1, errors
+    assert f"{bomb}:line 2: begins more than 16,777,216 bytes of blank lines" in errors[0]
+    assert _stored_slugs(store) == set(_slugs([before, next_file]))
+    # the bound, read in process: how far into the compressed file reading went
+    position = ReadPosition([str(bomb)])
+    seen, stopped_at = [], None
+    for item in read_items(str(bomb), position=position):
+        seen.append(item)
+        if item.error is not None:
+            stopped_at = position.read()
+    assert [i.value for i in seen[:1]] == [before] and len(seen) == 2
+    assert stopped_at is not None
+    # one 64 KiB read of the compressed file past the 16 MiB (one member), not the 1 MB file
+    assert stopped_at <= len(member) + (1 << 16) < bomb.stat().st_size // 10
+
+    record_figures(
+        request.config,
+        "gzip_bomb",
+        {"bomb_bytes": bomb.stat().st_size, "inflated_bytes": 64 * _BLANK_MEMBER_BYTES,
+         "compressed_bytes_read_when_stopped": stopped_at},
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("blank", [b"\n", b" ", b"\r\n", b" \t\n"])
+def test_blank_runs_are_read_up_to_the_limit_and_stopped_past_it(
+    tmp_path: Path, blank: bytes
+) -> None:
+    """The bound is exact: a run of blank text as long as the limit is skipped (the record
+    behind it is read), one byte more stops the file, for JSON Lines, a `.json` file of JSON
+    Lines, and the items of an array."""
+    limit = 1000
+    first, second = ({"title": "one", "n": 1}, {"title": "two", "n": 2})
+    line1, line2 = (json.dumps(r).encode() + b"\n" for r in (first, second))
+    for extra in (0, 1):
+        # with the newline that ends it: `limit` bytes of blank text, or one more
+        run = (blank * (limit // len(blank) + 1))[: limit - 1 + extra]
+        cases = {
+            "lines.jsonl": line1 + run + b"\n" + line2,
+            "lines.json.gz": gzip.compress(line1 + run + b"\n" + line2, mtime=0),
+            "array.json": b"[" + line1[:-1] + b"," + run + b" " + line2[:-1] + b"]",
+            "leading.json": run + b"\n" + line1,
+        }
+        for name, data in cases.items():
+            path = tmp_path / f"{extra}-{name}"
+            path.write_bytes(data)
+            items = list(read_items(str(path), limit=limit))
+            values = [i.value for i in items if i.error is None]
+            errors = [str(i.error) for i in items if i.error is not None]
+            if name == "leading.json":
+                expected: list[Any] = [first] if not extra else []
+            else:
+                expected = [first, second] if not extra else [first]
+            assert values == expected, (name, extra, values, errors)
+            assert len(errors) == extra, (name, errors)
+            if extra:
+                assert str(path) in errors[0] and "blank" in errors[0], errors

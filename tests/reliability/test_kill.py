@@ -1,8 +1,9 @@
 """kill -9 during ingest: a real `kg ingest` is SIGKILLed at random moments while it loads
-3,000 generated records (20,000 in the --run-slow variant). After each kill the store
-opens, every record graph is whole (the quads of a clean run's graph) or absent, and the
-killed run's leftovers are gone; re-running the same ingest converges to the clean run's
-graph, digest and counts.
+3,000 generated records (20,000 in the --run-slow variant), or a slice of the bundled
+Papers-with-Code dumps (100 methods and the 7 evaluation entries whose papers the run
+merges by alias). After each kill the store opens, every graph is whole (the quads of a
+clean run's graph) or absent, and the killed run's leftovers are gone; re-running the same
+ingest converges to the clean run's graph, digest and counts.
 
 The kill moments are random (seeded, printed): some land while the process starts up and
 recovers, some just after it starts bulk-loading a batch (the loader's temporary files
@@ -12,6 +13,7 @@ appear: the only non-transactional step), the rest anywhere while it writes.
 from __future__ import annotations
 
 import contextlib
+import gzip
 import hashlib
 import json
 import os
@@ -42,6 +44,8 @@ from tests.reliability.helpers import (
 
 pytestmark = pytest.mark.reliability
 ENTITIES = f"{BASE}graph/entities"
+#: The graphs of evaluation-table entries and their parts (where papers merge by alias).
+EVALUATION_GRAPHS = f"{BASE}graph/pwc-evaluation/"
 #: Records the update test replaces (in batches of 125, so that six kills spread over them).
 UPDATED = 1_500
 
@@ -131,11 +135,17 @@ def merge_problems(store_dir: Path, graphs: list[str]) -> list[str]:
     return problems
 
 
+def is_unit(graph: str) -> bool:
+    """A graph one record or dump entry (or a part of one) owns: all but the journal and the
+    shared entities graph, which batches only merge into."""
+    return graph not in (JOURNAL_GRAPH, ENTITIES)
+
+
 def in_flight(listed: set[str]) -> set[str]:
     """Of the graphs the journal lists (`GraphStore.pending_graphs`: queries never see the
-    journal graph), the record graphs a batch in flight is loading (the shared entities
+    journal graph), the unit graphs a batch in flight is loading (the shared entities
     graph, listed as merged into, stays)."""
-    return {g for g in listed if g.startswith(RECORD_GRAPHS)}
+    return {g for g in listed if is_unit(g)}
 
 
 def check_after_kill(
@@ -155,7 +165,7 @@ def check_after_kill(
         pending = in_flight(listed)
         settled = []
         for graph, size in graph_sizes(reader).items():
-            if graph.startswith(RECORD_GRAPHS):
+            if is_unit(graph):
                 assert version_of(graph, size, refs), f"a reader saw half of {graph}"
                 if graph not in listed:
                     settled.append(graph)
@@ -166,7 +176,7 @@ def check_after_kill(
         assert not list(store_dir.glob("bulk-*.sst")), "a killed bulk load left files behind"
     with GraphStore.open(store_dir, read_only=True) as store:
         sizes = graph_sizes(store)
-        records = [g for g in sizes if g.startswith(RECORD_GRAPHS)]
+        records = [g for g in sizes if is_unit(g)]
         listed = store.pending_graphs() | pending
         settled = [g for g in records if g not in listed]
         merge += merge_problems(store_dir, rng.sample(settled, min(sample // 5, len(settled))))
@@ -183,7 +193,13 @@ def check_after_kill(
         for graph in rng.sample(records, min(sample, len(records))):  # and quad for quad
             digest = per_graph(list(store.quads_nquads(graph)))[graph]
             assert digest in [r.graphs.get(graph) for r in refs], f"{graph} differs"
-    return {"present": len(records), "in_flight": len(pending), "recovered_by_test": recover}
+    evaluation = sum(1 for g in records if g.startswith(EVALUATION_GRAPHS))
+    return {
+        "present": len(records),
+        "evaluation_present": evaluation,
+        "in_flight": len(pending),
+        "recovered_by_test": recover,
+    }
 
 
 def wait_for_loads(proc: Any, store_dir: Path, loads: int) -> None:
@@ -217,7 +233,7 @@ def kill_moment(kind: str, proc: Any, store_dir: Path, rng: random.Random) -> fl
 
 
 def kill_chain(
-    records_file: Path,
+    inputs: Path,
     store_dir: Path,
     refs: list[Reference],
     kills: int,
@@ -234,7 +250,7 @@ def kill_chain(
         "--store",
         str(store_dir),
         "ingest",
-        str(records_file),
+        str(inputs),
         "--batch-size",
         str(batch),
         "-q",
@@ -261,25 +277,27 @@ def kill_chain(
 def run_kill_test(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
-    n: int,
+    inputs: Path,
     kills: int,
     seed: int,
     sample: int,
     batch: int = 500,
 ) -> dict[str, object]:
-    records_file = synth_file(tmp_path / "records.jsonl", n, seed=seed)
-    ref = clean_reference(monkeypatch, records_file)
+    """Kill `kg ingest inputs` `kills` times, then run it to the end: the clean run's store."""
+    ref = clean_reference(monkeypatch, inputs)
     store_dir = tmp_path / "store"
-    chain = kill_chain(records_file, store_dir, [ref], kills, seed, sample, batch)
+    chain = kill_chain(inputs, store_dir, [ref], kills, seed, sample, batch)
     assert len(chain.kills) >= kills * 3 // 4, "the ingest finished before most kills"
     # the rollback path ran: some kill caught a batch in flight (bulk kills land inside one)
     assert any(x["in_flight"] for x in chain.kills), chain.kills
 
-    result = run_kg("--store", str(store_dir), "ingest", str(records_file), "--json")
+    result = run_kg("--store", str(store_dir), "ingest", str(inputs), "--json")
     assert result.returncode == 0, result.stderr[-3000:]
     report = json.loads(result.stdout)
     assert report["rejected"] == 0
-    assert report["added"] + report["unchanged"] == n
+    # every unit of the clean run counted once, none replaced (each was whole or absent)
+    assert report["added"] + report["unchanged"] == report["graphs"]
+    assert report["graphs"] == sum(1 for g in ref.graphs if is_unit(g))
     with GraphStore.open(store_dir, read_only=True) as store:
         assert {g: s for g, s in graph_sizes(store).items()} == {
             g: size for g, (size, _) in ref.graphs.items()
@@ -288,14 +306,18 @@ def run_kill_test(
         check_merge(store)
     assert not list(store_dir.glob("bulk-*.sst"))
     return {
-        "records": n,
+        "items": report["read"],
         "kills": len(chain.kills),
         "kill_kinds": {
             k: sum(1 for x in chain.kills if x["kind"] == k)
             for k in ("startup", "bulk", "anywhere")
         },
         "kills_with_a_batch_in_flight": sum(1 for x in chain.kills if x["in_flight"]),
-        "records_present_after_each_kill": [x["present"] for x in chain.kills],
+        "graphs_present_after_each_kill": [x["present"] for x in chain.kills],
+        "evaluation_graphs_present_after_each_kill": [
+            x["evaluation_present"] for x in chain.kills
+        ],
+        "evaluation_graphs": sum(1 for g in ref.graphs if g.startswith(EVALUATION_GRAPHS)),
         "graphs_compared_quad_for_quad": sample * len(chain.kills),
         "resumed_added": report["added"],
         "resumed_unchanged": report["unchanged"],
@@ -310,8 +332,9 @@ def test_kill_9_during_ingest(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
 ) -> None:
     seed = int(os.environ.get("KG_KILL_SEED", "20261130"))
+    records = synth_file(tmp_path / "records.jsonl", 3_000, seed=seed)
     figures = run_kill_test(
-        tmp_path, monkeypatch, n=3_000, kills=12, seed=seed, sample=100, batch=150
+        tmp_path, monkeypatch, records, kills=12, seed=seed, sample=100, batch=150
     )
     record_figures(request.config, "kill", figures)
 
@@ -321,8 +344,48 @@ def test_kill_9_during_ingest_long(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
 ) -> None:
     seed = int(os.environ.get("KG_KILL_SEED", "7"))
-    figures = run_kill_test(tmp_path, monkeypatch, n=20_000, kills=60, seed=seed, sample=1000)
+    records = synth_file(tmp_path / "records.jsonl", 20_000, seed=seed)
+    figures = run_kill_test(tmp_path, monkeypatch, records, kills=60, seed=seed, sample=1000)
     record_figures(request.config, "kill_long", figures)
+
+
+#: The evaluation entries that cite papers the run merges by alias (a title fallback renamed
+#: to the arXiv IRI after a later row taught it; tests/reliability/test_batch_independence.py)
+_ALIASED = ("1908.00300", "2002.08267", "Richer Alignment Features", "Multilogue-Net",
+            "1905.04266", "1906.03088")  # fmt: skip
+
+
+def dump_slice(folder: Path, methods: int) -> Path:
+    """`methods` entries of the bundled methods dump and the evaluation entries naming the
+    aliased papers, as two dump files (the kinds are told by their content)."""
+    folder.mkdir()
+    pwc = Path(__file__).resolve().parents[2] / "examples" / "pwc"
+    with gzip.open(pwc / "evaluation-tables.json.gz", "rt", encoding="utf-8") as f:
+        tables = [e for e in json.load(f) if any(n in json.dumps(e) for n in _ALIASED)]
+    with gzip.open(pwc / "methods.json.gz", "rt", encoding="utf-8") as f:
+        first_methods = json.load(f)[:methods]
+    (folder / "evaluation-tables.json").write_text(json.dumps(tables), encoding="utf-8")
+    (folder / "methods.json").write_text(json.dumps(first_methods), encoding="utf-8")
+    return folder
+
+
+def test_kill_9_during_a_dump_ingest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
+    """The same promises on dump input: 107 entries (100 methods, 7 evaluation entries) in
+    1,106 graphs, entries of several graphs each, parts stated once per run, papers merged
+    by alias (renamed in an update after their batch: a clean run in batches of 50 renames
+    after 150, 200 and 950 graphs), 6 kills."""
+    seed = int(os.environ.get("KG_KILL_SEED", "20261130"))
+    inputs = dump_slice(tmp_path / "dumps", methods=100)
+    figures = run_kill_test(tmp_path, monkeypatch, inputs, kills=6, seed=seed, sample=40, batch=50)
+    record_figures(request.config, "kill_dump", figures)
+    # kills landed inside the evaluation entries (read after the methods), where the aliases
+    # are taught and papers renamed, not only among the methods
+    total = figures["evaluation_graphs"]
+    present = figures["evaluation_graphs_present_after_each_kill"]
+    assert isinstance(total, int) and isinstance(present, list)
+    assert sum(1 for n in present if 0 < n < total) >= 2, (present, total)
 
 
 def test_kill_9_during_an_update(
