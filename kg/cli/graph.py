@@ -72,15 +72,7 @@ def similar_command(
     counts far more than sharing Adam or Dropout, and a paper with many
     items of its own is penalised only a little (docs/similarity.md).
     """
-    from kg.graph.cache import similarity_index
-    from kg.graph.similarity import resolve_paper, similar
-
-    store = state.store()
-    resolve_paper(store, paper, state.base_iri)  # an unknown paper fails before any loading
-    index = similarity_index(store, by, metric)  # persisted beside the store
-    result = similar(
-        store, paper, base_iri=state.base_iri, by=by, metric=metric, top=top, index=index
-    )
+    result = state.graph().similar(paper, by=by, metric=metric, top=top)
     if as_json:
         _dump(result.as_dict())
         return
@@ -112,9 +104,7 @@ def shared_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
 ) -> None:
     """Everything two papers share: methods, repositories, tasks, authors, datasets."""
-    from kg.graph.similarity import shared
-
-    result = shared(state.store(), a, b, base_iri=state.base_iri, by=by)
+    result = state.graph().shared(a, b, by=by)
     if as_json:
         _dump(result.as_dict())
         return
@@ -170,11 +160,11 @@ def project_command(
         raise UsageError(f"--out {path} is a directory; give a file name ending in .graphml")
     fmt = graph_format(path)
     from kg.cli.progress import shows_progress, working
-    from kg.graph.projections import project, write_graph
+    from kg.graph.projections import write_graph
 
     with working(f"projecting {spec.name}", show=shows_progress(as_json=as_json)) as progress:
-        graph = project(
-            state.store(), spec.name, by=by, min_weight=min_weight, max_share=max_share
+        graph = state.graph().projection(
+            spec.name, by=by, min_weight=min_weight, max_share=max_share
         )
         progress.step(
             f"writing {graph.number_of_nodes():,} nodes and {graph.number_of_edges():,} edges "

@@ -35,12 +35,12 @@ if TYPE_CHECKING:
     from kg.errors import RecordError
     from kg.export.exporter import ExportReport
     from kg.graph.similarity import SharedResult, SimilarResult
-    from kg.ingest.ingestor import IngestReport, WrittenBatch
+    from kg.ingest.ingestor import IngestReport
     from kg.query.leaderboard import Leaderboard
     from kg.query.named import NamedQuery
     from kg.query.resolve import Thing
     from kg.query.stats import Stats
-    from kg.rdf.results import AskResult, GraphResult, SelectStream
+    from kg.rdf.results import AskResult, GraphResult, QueryResult, SelectStream
     from kg.rdf.store import GraphStore
     from kg.search import StoreSearch
 
@@ -67,28 +67,36 @@ def open(
 
     >>> with kg.open(store_path) as graph:
     ...     graph.stats().classes["kg:Paper"]
-    4347
+    5502
     """
-    base = base_iri_of(base_iri or os.environ.get(BASE_IRI_ENV) or DEFAULT_BASE_IRI)
-    if memory:
-        from kg.rdf.store import GraphStore
-
-        return KnowledgeGraph(GraphStore.memory(), None, base)
-    where = Path(path) if path is not None else Path(os.environ.get(STORE_ENV) or DEFAULT_STORE)
-    from kg.rdf.store import GraphStore
-
-    return KnowledgeGraph(GraphStore.open(where, read_only=read_only), where, base)
+    graph = KnowledgeGraph(path, read_only=read_only, memory=memory, base_iri=base_iri)
+    graph.store  # noqa: B018 - open it now: a missing store fails here, not later
+    return graph
 
 
 class KnowledgeGraph:
-    """A kg store, opened by `kg.open`: query it, search it, rank similar papers, draw
-    projections, read leaderboards, export it, ingest into it. A context manager:
-    `with kg.open() as g: ...` closes the store at the end."""
+    """A kg store: query it, search it, rank similar papers, draw projections, read
+    leaderboards, export it, ingest into it. A context manager: `with kg.open() as g: ...`
+    closes the store at the end.
 
-    def __init__(self, store: GraphStore, path: Path | None, base_iri: str) -> None:
-        self._store = store
-        self.path = path
-        self.base_iri = base_iri
+    `kg.open` opens the store at once; a `KnowledgeGraph` made directly (same arguments)
+    opens it on first use, so that a command that turns out not to need it never opens it.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        read_only: bool = True,
+        memory: bool = False,
+        base_iri: str | None = None,
+    ) -> None:
+        self.base_iri = base_iri_of(base_iri or os.environ.get(BASE_IRI_ENV) or DEFAULT_BASE_IRI)
+        self.path: Path | None = None
+        if not memory:
+            self.path = Path(path or os.environ.get(STORE_ENV) or DEFAULT_STORE)
+        self.read_only = read_only and not memory
+        self._store: GraphStore | None = None
         self._search: StoreSearch | None = None
 
     # --- the store ------------------------------------------------------------------------
@@ -101,7 +109,10 @@ class KnowledgeGraph:
 
     def close(self) -> None:
         """Close the store (and release its snapshot)."""
-        self._store.close()
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+            self._search = None
 
     def __repr__(self) -> str:
         where = "memory" if self.path is None else str(self.path)
@@ -110,15 +121,16 @@ class KnowledgeGraph:
 
     def __len__(self) -> int:
         """The number of quads the store holds."""
-        return self._store.count()
-
-    @property
-    def read_only(self) -> bool:
-        return self._store.read_only
+        return self.store.count()
 
     @property
     def store(self) -> GraphStore:
-        """The underlying `GraphStore`, for kg's own tools; its interface may change."""
+        """The underlying `GraphStore` (opened on first use), for kg's own tools; its
+        interface may change."""
+        if self._store is None:
+            from kg.rdf.store import GraphStore
+
+            self._store = GraphStore.open(self.path, read_only=self.read_only)
         return self._store
 
     def stats(self) -> Stats:
@@ -127,11 +139,11 @@ class KnowledgeGraph:
 
         >>> s = g.stats()
         >>> s.classes["kg:Paper"], s.record_graphs
-        (4347, 2)
+        (5502, 2)
         """
         from kg.query.stats import compute
 
-        return compute(self._store, self.base_iri)
+        return compute(self.store, self.base_iri)
 
     def resolve(self, kind: str, name: str) -> Thing:
         """The one thing of `kind` (paper, task, dataset, method, author, area, repository,
@@ -147,7 +159,7 @@ class KnowledgeGraph:
         """
         from kg.query.resolve import resolve
 
-        return resolve(self._store, kind, name, self.base_iri, parameter=kind)
+        return resolve(self.store, kind, name, self.base_iri, parameter=kind)
 
     # --- SPARQL and named queries -----------------------------------------------------------
 
@@ -155,7 +167,7 @@ class KnowledgeGraph:
         if self._search is None:
             from kg.search import StoreSearch
 
-            self._search = StoreSearch(self._store, self.path)
+            self._search = StoreSearch(self.store, self.path)
         return self._search
 
     def stream(
@@ -172,7 +184,7 @@ class KnowledgeGraph:
 
         from kg.rdf.results import SelectStream
 
-        result = self._store.stream(self._searcher().expand(text))
+        result = self.store.stream(self._searcher().expand(text))
         if limit is not None and isinstance(result, SelectStream):
             result.rows = itertools.islice(result.rows, limit)
         return result
@@ -196,7 +208,7 @@ class KnowledgeGraph:
 
         >>> rows = g.iter_sparql("SELECT ?m WHERE { ?m a kg:Method }")
         >>> sum(1 for _ in rows)
-        1916
+        1925
         """
         return _dicts(self.stream(text))
 
@@ -212,18 +224,14 @@ class KnowledgeGraph:
         VALUES, names resolved to IRIs as `query` does (`kg query --show-sparql`).
 
         >>> print(g.prepare("papers-by-author", author="Goro Kobayashi").splitlines()[-1])
-        ORDER BY DESC(?date) ?title
+        ORDER BY DESC(?date) ?paper
         """
-        from kg.query.named import bind, with_values
+        from kg.query.named import with_values
+        from kg.query.resolve import bind_resolved
 
         named = self._named(name)
         values = {k: _param_text(v) for k, v in params.items()}
-        bindings = bind(named, values, self.base_iri)  # checks every value's form first
-        if any(p.cls for p in named.params if p.name in values):  # names, slugs, ids -> IRIs
-            from kg.query.resolve import resolve_values
-
-            values = resolve_values(self._store, named, values, self.base_iri)
-            bindings = bind(named, values, self.base_iri)
+        bindings = bind_resolved(_Lookups(self), named, values, self.base_iri)
         return with_values(named.sparql, bindings)
 
     def query(self, name: str | NamedQuery, /, **params: ParamValue) -> SparqlResult:
@@ -241,8 +249,8 @@ class KnowledgeGraph:
     ) -> Iterator[dict[str, object]]:
         """`query`'s rows one by one, for large results.
 
-        >>> next(g.iter_query("methods-of-paper", paper="2004.10102"))["method"]
-        'https://w3id.org/kg/id/method/adam'
+        >>> next(g.iter_query("papers-by-author", author="Goro Kobayashi"))["paper"]
+        'https://w3id.org/kg/id/paper/attention-module-is-not-only-a-weight'
         """
         return self.iter_sparql(self.prepare(name, **params))
 
@@ -274,10 +282,16 @@ class KnowledgeGraph:
 
     def reindex(self) -> int:
         """Rebuild the search index from the store (`kg search --reindex`); the number of
-        entities indexed."""
+        entities indexed.
+
+        >>> with kg.open(memory=True) as scratch:
+        ...     _ = scratch.ingest([seeds])
+        ...     scratch.reindex()
+        37
+        """
         from kg.search import rebuild
 
-        _, n = rebuild(self._store, self.path)
+        _, n = rebuild(self.store, self.path)
         self._search = None
         return n
 
@@ -303,10 +317,10 @@ class KnowledgeGraph:
         from kg.graph.cache import similarity_index
         from kg.graph.similarity import resolve_paper, similar
 
-        resolve_paper(self._store, paper, self.base_iri)  # an unknown paper fails first
-        index = similarity_index(self._store, by, metric)
+        resolve_paper(self.store, paper, self.base_iri)  # an unknown paper fails first
+        index = similarity_index(self.store, by, metric)
         return similar(
-            self._store, paper, base_iri=self.base_iri, by=by, metric=metric, top=top,
+            self.store, paper, base_iri=self.base_iri, by=by, metric=metric, top=top,
             index=index,
         )
 
@@ -317,11 +331,11 @@ class KnowledgeGraph:
         >>> [i.label for r in both.relations for i in r.items]
         []
         >>> len(g.shared("2004.10102", "2004.11207", by="methods").relations[0].items)
-        16
+        19
         """
         from kg.graph.similarity import shared
 
-        return shared(self._store, a, b, base_iri=self.base_iri, by=by)
+        return shared(self.store, a, b, base_iri=self.base_iri, by=by)
 
     def projection(
         self,
@@ -341,7 +355,7 @@ class KnowledgeGraph:
         """
         from kg.graph.projections import project
 
-        return project(self._store, kind, by=by, min_weight=min_weight, max_share=max_share)
+        return project(self.store, kind, by=by, min_weight=min_weight, max_share=max_share)
 
     # --- leaderboards -------------------------------------------------------------------
 
@@ -360,7 +374,7 @@ class KnowledgeGraph:
         from kg.query.leaderboard import load, metric_param
 
         wanted = metric_param(metric)
-        board = load(self._store, task, dataset, self.base_iri)
+        board = load(self.store, task, dataset, self.base_iri)
         if wanted is None:
             return board
         return replace(board, sections=(board.section(wanted),))
@@ -406,12 +420,12 @@ class KnowledgeGraph:
             raise UsageError("{parameter} binds the parameters of a query; give query too",
                              parameter="params")
         graph_iri = resolve_graph(graph, self.base_iri) if graph is not None else None
-        source = self._store
+        source = self.store
         subset_name = None
         if query is not None:
             values = {k: _param_text(v) for k, v in (params or {}).items()}
-            subset = subset_query(query, values, self.base_iri, self._store)
-            source, subset_name = construct(self._store, subset), subset.name
+            subset = subset_query(query, values, self.base_iri, self.store)
+            source, subset_name = construct(self.store, subset), subset.name
         if path is not None and not isinstance(path, (str, os.PathLike)):
             with output_stream(path, gzip) as stream:
                 report = export(source, stream, spec.name, graph=graph_iri)
@@ -453,23 +467,13 @@ class KnowledgeGraph:
                 "kg.open(path, read_only=False) to ingest"
             )
         from kg.ingest.identity import Iris
-        from kg.ingest.ingestor import KINDS, Ingestor
-
-        if kind is not None and kind not in KINDS:
-            raise UsageError(
-                f"unknown {{parameter}} {kind!r}; use one of: {', '.join(sorted(KINDS))}",
-                parameter="kind",
-            )
+        from kg.ingest.ingestor import Ingestor
         from kg.search import Upkeep
 
         # the search index beside the store follows every batch (kg.search.maintain)
-        upkeep = None if self.path is None else Upkeep(self._store, self.path)
-        observe: Callable[[WrittenBatch], None] | None = None
-        if upkeep is not None:
-            upkeep.begin()
-            observe = upkeep.observe
+        upkeep = None if self.path is None else Upkeep(self.store, self.path)
         ingestor = Ingestor(
-            self._store,
+            self.store,
             Iris(self.base_iri),
             batch_size=batch_size,
             strict=strict,
@@ -480,8 +484,10 @@ class KnowledgeGraph:
             attribution=attribution,
             on_error=on_error,
             on_progress=on_progress,
-            on_batch=observe,
+            on_batch=None if upkeep is None else upkeep.observe,
         )
+        if upkeep is not None:
+            upkeep.begin()
         try:
             report = ingestor.run([os.fspath(p) for p in paths])
         except BaseException:
@@ -495,6 +501,17 @@ class KnowledgeGraph:
 
 
 # --- helpers --------------------------------------------------------------------------------
+
+
+class _Lookups:
+    """The store as the name resolver's source, opened only if a name is looked up (a
+    query's text can be prepared without a store)."""
+
+    def __init__(self, graph: KnowledgeGraph) -> None:
+        self.graph = graph
+
+    def query(self, sparql: str) -> QueryResult:
+        return self.graph.store.query(sparql)
 
 
 def _param_text(value: ParamValue) -> str:

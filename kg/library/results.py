@@ -6,7 +6,7 @@ The other results the library returns are the layers' own dataclasses (`SimilarR
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
 
@@ -96,6 +96,15 @@ class SearchHit:
             tasks=tuple(data.get("tasks") or ()),
             has_code=data.get("has_code"),
         )
+
+    def marked(
+        self, left: str = "[", right: str = "]", escape: Callable[[str], str] | None = None
+    ) -> str:
+        """The snippet with each matched span between `left` and `right` (the rest passed
+        through `escape`, when given)."""
+        from kg.search.query import mark
+
+        return mark(self.snippet, self.marks, left, right, escape or str)
 
     def as_dict(self) -> dict[str, Any]:
         """The hit as `kg search --json` prints it."""
