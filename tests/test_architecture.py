@@ -2,7 +2,8 @@
 
 The layers, top to bottom (docs/architecture.md):
 
-    cli -> serve -> library -> export, graph -> query, search -> ingest -> rdf -> foundation
+    cli -> serve -> mcp -> library -> export, graph -> query, search -> ingest -> rdf
+      -> foundation
 
 A module may import its own subpackage and any lower layer, never a higher one or a sibling
 on the same rank; `testing` (the generators) stands beside them and imports only `rdf` and
@@ -35,8 +36,9 @@ RANK = {
     "export": 4,
     "graph": 4,
     "library": 5,
-    "serve": 6,
-    "cli": 7,
+    "mcp": 6,
+    "serve": 7,
+    "cli": 8,
 }
 FOUNDATION = {"errors", "config", "resources", "__init__", "__main__"}
 
@@ -250,7 +252,9 @@ def test_the_wheel_lists_every_subpackage() -> None:
     assert {"kg.ontology", "kg.queries"} <= listed
 
 
-HEAVY = ("networkx", "scipy", "numpy", "rdflib", "pyshacl", "starlette", "uvicorn", "httpx")
+HEAVY = (
+    "networkx", "scipy", "numpy", "rdflib", "pyshacl", "starlette", "uvicorn", "httpx", "mcp",
+)
 
 
 @pytest.mark.parametrize(
