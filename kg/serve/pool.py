@@ -904,11 +904,11 @@ class QueryPool:
         """
         return await self._run("graph", (name, kwargs), timeout)
 
-    async def call(self, name: str, timeout: float | None = None, **kwargs: Any) -> Any:
+    async def call(self, call: str, timeout: float | None = None, /, **kwargs: Any) -> Any:
         """An MCP tool's call (kg.mcp.calls: the library over the worker's snapshot), as
         JSON data, under the pool's limits. `base_iri` names the store's IRI base."""
         base_iri = kwargs.pop("base_iri")
-        return await self._run("call", (name, kwargs, base_iri), timeout)
+        return await self._run("call", (call, kwargs, base_iri), timeout)
 
     async def ping(self) -> int:
         pid: int = await self._run("ping", None)
