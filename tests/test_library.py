@@ -21,6 +21,7 @@ from typing import Any
 import networkx as nx
 import pytest
 import rdflib
+from rdflib.compare import isomorphic
 
 import kg
 from kg.library import knowledge_graph
@@ -159,11 +160,21 @@ NOT_YET = {
 
 
 def cli_reaches_around(folder: Path = ROOT / "kg" / "cli") -> list[str]:
-    """Each import in `folder`'s modules of something the library offers."""
+    """Each import in `folder`'s modules of something the library offers (imports for
+    type annotations only, under `if TYPE_CHECKING:`, call nothing and do not count)."""
     found = []
     for path in sorted(folder.glob("*.py")):
         rel = f"kg/cli/{path.name}"
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        typing_only = {
+            id(inner)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.If) and ast.unparse(node.test).endswith("TYPE_CHECKING")
+            for inner in ast.walk(node)
+        }
+        for node in ast.walk(tree):
+            if id(node) in typing_only:
+                continue
             if isinstance(node, ast.ImportFrom) and node.module in COVERED:
                 for alias in node.names:
                     if alias.name in COVERED[node.module] and (
@@ -185,7 +196,8 @@ def test_the_reach_around_check_sees_a_reach_around(tmp_path: Path) -> None:
     (tmp_path / "similar.py").write_text(
         "def f():\n    from kg.graph.similarity import similar, SharedItem\n"
         "    import kg.query.stats\n"
-        "    from kg.graph.projections import write_graph\n",
+        "    from kg.graph.projections import write_graph\n"
+        "if TYPE_CHECKING:\n    from kg.rdf.store import GraphStore\n",
         encoding="utf-8",
     )
     assert cli_reaches_around(tmp_path) == [
@@ -367,7 +379,7 @@ def test_export_in_two_formats_gives_one_graph(
     report = seeds.export(tmp_path / "seeds.ttl", "turtle")
     turtle = rdflib.Graph().parse(tmp_path / "seeds.ttl", format="turtle")
     assert report.path == tmp_path / "seeds.ttl"
-    assert rdflib.compare.isomorphic(turtle, exported)
+    assert isomorphic(turtle, exported)
     assert {str(t) for t in turtle.objects(None, DCT.title)} >= {d["title"] for d in seed_json}
     with pytest.raises(kg.UsageError):
         seeds.export(tmp_path / "x.ttl", "turtle", graph="graph/entities", query="paper-card")
