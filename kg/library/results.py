@@ -10,6 +10,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
 
+from kg.rdf.results import Paged
+
 #: How many rows a result shows when printed.
 SHOWN_ROWS = 5
 
@@ -126,7 +128,7 @@ class SearchHit:
 
 
 @dataclass(frozen=True)
-class SearchPage(Sequence[SearchHit]):
+class SearchPage(Paged, Sequence[SearchHit]):
     """One page of search hits, best first, with how many there are in all and per class.
 
     It is a sequence of its hits (`page[0]`, `for hit in page`)."""
@@ -152,37 +154,10 @@ class SearchPage(Sequence[SearchHit]):
     def __iter__(self) -> Iterator[SearchHit]:
         return iter(self.hits)
 
-    @property
-    def pages(self) -> int:
-        return max(1, -(-self.total // self.limit))
-
-    @property
-    def has_next(self) -> bool:
-        return self.page * self.limit < self.total
-
-    @property
-    def has_previous(self) -> bool:
-        return self.page > 1
-
-    @property
-    def first(self) -> int:
-        """The rank of the page's first hit (1-based; 0 when it has none)."""
-        return (self.page - 1) * self.limit + 1 if self.hits else 0
-
     def as_dict(self) -> dict[str, Any]:
         """The page as `kg search --json` prints it."""
-        return {
-            "query": self.query,
-            "type": self.type,
-            "page": self.page,
-            "limit": self.limit,
-            "total": self.total,
-            "pages": self.pages,
-            "counts": self.counts,
-            "previous": self.page - 1 if self.has_previous else None,
-            "next": self.page + 1 if self.has_next else None,
-            "hits": [h.as_dict() for h in self.hits],
-        }
+        hits = [h.as_dict() for h in self.hits]
+        return {"query": self.query, "type": self.type, **self.page_json(hits)}
 
     def __repr__(self) -> str:
         shown = "".join(f"\n  {h!r}" for h in self.hits)
