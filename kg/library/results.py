@@ -167,3 +167,96 @@ class SearchPage(Paged, Sequence[SearchHit]):
             f"SearchPage({self.query!r}: hits {self.first}–{self.first + len(self.hits) - 1} "
             f"of {self.total:,}, page {self.page} of {self.pages}){shown}"
         )
+
+
+@dataclass(frozen=True)
+class CommunityTerm:
+    """An item that characterises a community: `papers` of the community have it, of
+    `overall` papers in all; `lift` is how much likelier it is inside than overall."""
+
+    iri: str
+    label: str
+    relation: str
+    papers: int
+    overall: int
+    lift: float
+
+
+@dataclass(frozen=True)
+class CommunityMember:
+    """A central member of a community, by PageRank."""
+
+    iri: str
+    label: str
+    pagerank: float
+
+
+@dataclass(frozen=True)
+class Community:
+    """One Louvain community: its size, the papers behind it, the items that name it and
+    its most central members."""
+
+    rank: int
+    size: int
+    papers: int
+    name: str  # its terms' labels joined by " · " ("" when none stands out)
+    terms: tuple[CommunityTerm, ...] = ()
+    central: tuple[CommunityMember, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "rank": self.rank,
+            "size": self.size,
+            "papers": self.papers,
+            "name": self.name,
+            "terms": [
+                {
+                    "iri": t.iri,
+                    "label": t.label,
+                    "relation": t.relation,
+                    "papers": t.papers,
+                    "overall": t.overall,
+                    "lift": t.lift,
+                }
+                for t in self.terms
+            ],
+            "central": [
+                {"iri": m.iri, "label": m.label, "pagerank": m.pagerank} for m in self.central
+            ],
+        }
+
+
+@dataclass(frozen=True)
+class Communities:
+    """The Louvain communities of a projection: counts, and the largest ones described."""
+
+    kind: str
+    nodes: int
+    edges: int
+    components: int
+    communities: int
+    single_member_communities: int
+    seed: int
+    top: tuple[Community, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        """As `kg communities --json` prints it."""
+        return {
+            "kind": self.kind,
+            "nodes": self.nodes,
+            "edges": self.edges,
+            "components": self.components,
+            "communities": self.communities,
+            "single_member_communities": self.single_member_communities,
+            "top": [c.as_dict() for c in self.top],
+        }
+
+    def __repr__(self) -> str:
+        lines = [
+            f"Communities({self.kind}: {self.nodes:,} nodes, {self.edges:,} edges, "
+            f"{self.communities:,} communities, seed {self.seed})"
+        ]
+        for c in self.top:
+            name = c.name or "(no characteristic items)"
+            lines.append(f"  {c.rank:>3}. {c.size:,} members, {c.papers:,} papers: {name}")
+        return "\n".join(lines)
