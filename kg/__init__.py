@@ -43,7 +43,17 @@ if TYPE_CHECKING:
     from kg.export.exporter import ExportReport
     from kg.graph.similarity import Match, SharedItem, SharedRelation, SharedResult, SimilarResult
     from kg.ingest.ingestor import IngestReport
-    from kg.library import KnowledgeGraph, SearchHit, SearchPage, SparqlResult, open
+    from kg.library import (
+        Communities,
+        Community,
+        CommunityMember,
+        CommunityTerm,
+        KnowledgeGraph,
+        SearchHit,
+        SearchPage,
+        SparqlResult,
+        open,
+    )
     from kg.query.leaderboard import Entry as LeaderboardEntry
     from kg.query.leaderboard import Leaderboard
     from kg.query.leaderboard import Point as LeaderboardPoint
@@ -58,6 +68,10 @@ _LAZY = {
     "SparqlResult": ("kg.library", "SparqlResult"),
     "SearchPage": ("kg.library", "SearchPage"),
     "SearchHit": ("kg.library", "SearchHit"),
+    "Communities": ("kg.library", "Communities"),
+    "Community": ("kg.library", "Community"),
+    "CommunityMember": ("kg.library", "CommunityMember"),
+    "CommunityTerm": ("kg.library", "CommunityTerm"),
     "SimilarResult": ("kg.graph.similarity", "SimilarResult"),
     "Match": ("kg.graph.similarity", "Match"),
     "SharedItem": ("kg.graph.similarity", "SharedItem"),
@@ -77,6 +91,10 @@ __all__ = [  # noqa: RUF022 - grouped: the front door, the results, the errors
     "open",
     "KnowledgeGraph",
     # results
+    "Communities",
+    "Community",
+    "CommunityMember",
+    "CommunityTerm",
     "ExportReport",
     "IngestReport",
     "Leaderboard",

@@ -7,6 +7,24 @@ each CLI command is a thin layer over one `KnowledgeGraph` method.
 from __future__ import annotations
 
 from kg.library.knowledge_graph import KnowledgeGraph, open
-from kg.library.results import SearchHit, SearchPage, SparqlResult
+from kg.library.results import (
+    Communities,
+    Community,
+    CommunityMember,
+    CommunityTerm,
+    SearchHit,
+    SearchPage,
+    SparqlResult,
+)
 
-__all__ = ["KnowledgeGraph", "SearchHit", "SearchPage", "SparqlResult", "open"]
+__all__ = [
+    "Communities",
+    "Community",
+    "CommunityMember",
+    "CommunityTerm",
+    "KnowledgeGraph",
+    "SearchHit",
+    "SearchPage",
+    "SparqlResult",
+    "open",
+]

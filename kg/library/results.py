@@ -10,6 +10,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
 
+from kg.rdf.results import Paged
+
 #: How many rows a result shows when printed.
 SHOWN_ROWS = 5
 
@@ -126,7 +128,7 @@ class SearchHit:
 
 
 @dataclass(frozen=True)
-class SearchPage(Sequence[SearchHit]):
+class SearchPage(Paged, Sequence[SearchHit]):
     """One page of search hits, best first, with how many there are in all and per class.
 
     It is a sequence of its hits (`page[0]`, `for hit in page`)."""
@@ -152,37 +154,10 @@ class SearchPage(Sequence[SearchHit]):
     def __iter__(self) -> Iterator[SearchHit]:
         return iter(self.hits)
 
-    @property
-    def pages(self) -> int:
-        return max(1, -(-self.total // self.limit))
-
-    @property
-    def has_next(self) -> bool:
-        return self.page * self.limit < self.total
-
-    @property
-    def has_previous(self) -> bool:
-        return self.page > 1
-
-    @property
-    def first(self) -> int:
-        """The rank of the page's first hit (1-based; 0 when it has none)."""
-        return (self.page - 1) * self.limit + 1 if self.hits else 0
-
     def as_dict(self) -> dict[str, Any]:
         """The page as `kg search --json` prints it."""
-        return {
-            "query": self.query,
-            "type": self.type,
-            "page": self.page,
-            "limit": self.limit,
-            "total": self.total,
-            "pages": self.pages,
-            "counts": self.counts,
-            "previous": self.page - 1 if self.has_previous else None,
-            "next": self.page + 1 if self.has_next else None,
-            "hits": [h.as_dict() for h in self.hits],
-        }
+        hits = [h.as_dict() for h in self.hits]
+        return {"query": self.query, "type": self.type, **self.page_json(hits)}
 
     def __repr__(self) -> str:
         shown = "".join(f"\n  {h!r}" for h in self.hits)
@@ -192,3 +167,96 @@ class SearchPage(Sequence[SearchHit]):
             f"SearchPage({self.query!r}: hits {self.first}–{self.first + len(self.hits) - 1} "
             f"of {self.total:,}, page {self.page} of {self.pages}){shown}"
         )
+
+
+@dataclass(frozen=True)
+class CommunityTerm:
+    """An item that characterises a community: `papers` of the community have it, of
+    `overall` papers in all; `lift` is how much likelier it is inside than overall."""
+
+    iri: str
+    label: str
+    relation: str
+    papers: int
+    overall: int
+    lift: float
+
+
+@dataclass(frozen=True)
+class CommunityMember:
+    """A central member of a community, by PageRank."""
+
+    iri: str
+    label: str
+    pagerank: float
+
+
+@dataclass(frozen=True)
+class Community:
+    """One Louvain community: its size, the papers behind it, the items that name it and
+    its most central members."""
+
+    rank: int
+    size: int
+    papers: int
+    name: str  # its terms' labels joined by " · " ("" when none stands out)
+    terms: tuple[CommunityTerm, ...] = ()
+    central: tuple[CommunityMember, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "rank": self.rank,
+            "size": self.size,
+            "papers": self.papers,
+            "name": self.name,
+            "terms": [
+                {
+                    "iri": t.iri,
+                    "label": t.label,
+                    "relation": t.relation,
+                    "papers": t.papers,
+                    "overall": t.overall,
+                    "lift": t.lift,
+                }
+                for t in self.terms
+            ],
+            "central": [
+                {"iri": m.iri, "label": m.label, "pagerank": m.pagerank} for m in self.central
+            ],
+        }
+
+
+@dataclass(frozen=True)
+class Communities:
+    """The Louvain communities of a projection: counts, and the largest ones described."""
+
+    kind: str
+    nodes: int
+    edges: int
+    components: int
+    communities: int
+    single_member_communities: int
+    seed: int
+    top: tuple[Community, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        """As `kg communities --json` prints it."""
+        return {
+            "kind": self.kind,
+            "nodes": self.nodes,
+            "edges": self.edges,
+            "components": self.components,
+            "communities": self.communities,
+            "single_member_communities": self.single_member_communities,
+            "top": [c.as_dict() for c in self.top],
+        }
+
+    def __repr__(self) -> str:
+        lines = [
+            f"Communities({self.kind}: {self.nodes:,} nodes, {self.edges:,} edges, "
+            f"{self.communities:,} communities, seed {self.seed})"
+        ]
+        for c in self.top:
+            name = c.name or "(no characteristic items)"
+            lines.append(f"  {c.rank:>3}. {c.size:,} members, {c.papers:,} papers: {name}")
+        return "\n".join(lines)
