@@ -9,8 +9,8 @@ SPARQL 1.1 JSON results' bindings, cut to the row and byte caps with a note sayi
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from kg.library import KnowledgeGraph
 
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
 #: What a call returns: JSON data.
 Data = dict[str, Any]
+T = TypeVar("T")
 
 
 class WorkerGraph(KnowledgeGraph):
@@ -35,11 +36,25 @@ class WorkerGraph(KnowledgeGraph):
         self._search = None
 
 
-def _cut_note(shown: int, unit: str, cap: str) -> str:
-    return (
-        f"the result was cut after {shown:,} {unit} ({cap}); narrow the query (a LIMIT, "
-        "more specific patterns) or page through it with LIMIT and OFFSET"
-    )
+def _capped(
+    items: Iterable[T], size: Callable[[T], int], max_items: int, max_bytes: int, unit: str
+) -> tuple[list[T], str | None]:
+    """The first items within both caps, and a note saying why the rest was cut (None when
+    nothing was)."""
+    kept: list[T] = []
+    total = 0
+    for item in items:
+        cap = f"at most {max_items:,} {unit} a call" if len(kept) == max_items else None
+        total += size(item)
+        if cap is None and total > max_bytes:
+            cap = f"at most {max_bytes:,} bytes a call"
+        if cap is not None:
+            return kept, (
+                f"the result was cut after {len(kept):,} {unit} ({cap}); narrow the query (a "
+                "LIMIT, more specific patterns) or page through it with LIMIT and OFFSET"
+            )
+        kept.append(item)
+    return kept, None
 
 
 def sparql(graph: KnowledgeGraph, text: str, max_rows: int, max_bytes: int) -> Data:
@@ -53,44 +68,24 @@ def sparql(graph: KnowledgeGraph, text: str, max_rows: int, max_bytes: int) -> D
     if isinstance(result, AskResult):
         return {"form": "ASK", "boolean": result.value, "truncated": False}
     if isinstance(result, SelectStream):
-        bindings: list[dict[str, dict[str, str]]] = []
-        size = 0
-        note = None
-        for row in result.rows:
-            if len(bindings) == max_rows:
-                note = _cut_note(len(bindings), "rows", f"at most {max_rows:,} rows a call")
-                break
-            binding = {
-                v: t.to_json()
-                for v, t in zip(result.variables, row, strict=True)
-                if t is not None
-            }
-            size += len(json.dumps(binding, ensure_ascii=False))
-            if size > max_bytes:
-                note = _cut_note(len(bindings), "rows", f"at most {max_bytes:,} bytes a call")
-                break
-            bindings.append(binding)
+        names = result.variables
+        rows = (
+            {v: t.to_json() for v, t in zip(names, row, strict=True) if t is not None}
+            for row in result.rows
+        )
+        bindings, note = _capped(
+            rows, lambda b: len(json.dumps(b, ensure_ascii=False)), max_rows, max_bytes, "rows"
+        )
         return {
             "form": "SELECT",
-            "head": {"vars": list(result.variables)},
+            "head": {"vars": list(names)},
             "results": {"bindings": bindings},
             "rows": len(bindings),
             "truncated": note is not None,
             **({"note": note} if note else {}),
         }
     lines = result.ntriples.splitlines(keepends=True)
-    kept: list[str] = []
-    size = 0
-    note = None
-    for line in lines:
-        if len(kept) == max_rows:
-            note = _cut_note(len(kept), "triples", f"at most {max_rows:,} triples a call")
-            break
-        size += len(line.encode("utf-8"))
-        if size > max_bytes:
-            note = _cut_note(len(kept), "triples", f"at most {max_bytes:,} bytes a call")
-            break
-        kept.append(line)
+    kept, note = _capped(lines, lambda t: len(t.encode("utf-8")), max_rows, max_bytes, "triples")
     return {
         "form": "CONSTRUCT",
         "ntriples": "".join(kept),

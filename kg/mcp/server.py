@@ -316,30 +316,30 @@ def build(
     def sparql_guide() -> str:
         return guide_text("sparql-guide.md")
 
-    @server.resource(
-        "kg://ontology/kg.ttl",
-        name="ontology",
-        title="kg's ontology (OWL, Turtle)",
-        description="Every class and property kg's data uses, with labels and comments.",
-        mime_type="text/turtle",
+    def ontology_file(name: str, title: str, description: str) -> None:
+        def read() -> str:
+            from kg.resources import ontology_dir
+
+            return (ontology_dir() / name).read_text(encoding="utf-8")
+
+        server.resource(
+            f"kg://ontology/{name}",
+            name=name.removesuffix(".ttl"),
+            title=title,
+            description=description,
+            mime_type="text/turtle",
+        )(read)
+
+    ontology_file(
+        "kg.ttl",
+        "kg's ontology (OWL, Turtle)",
+        "Every class and property kg's data uses, with labels and comments.",
     )
-    def ontology() -> str:
-        from kg.resources import ontology_dir
-
-        return (ontology_dir() / "kg.ttl").read_text(encoding="utf-8")
-
-    @server.resource(
-        "kg://ontology/shapes.ttl",
-        name="shapes",
-        title="kg's SHACL shapes (Turtle)",
-        description="What each class's instances must hold: the properties, their types "
-        "and counts.",
-        mime_type="text/turtle",
+    ontology_file(
+        "shapes.ttl",
+        "kg's SHACL shapes (Turtle)",
+        "What each class's instances must hold: the properties, their types and counts.",
     )
-    def shapes() -> str:
-        from kg.resources import ontology_dir
-
-        return (ontology_dir() / "shapes.ttl").read_text(encoding="utf-8")
 
     @server.resource(
         "kg://queries",
