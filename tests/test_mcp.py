@@ -334,6 +334,11 @@ HOSTILE: dict[str, tuple[str, dict[str, Any], str]] = {
     "query-type": ("sparql", {"query": 42}, "query"),
     "missing": ("paper", {}, "paper"),
     "no-query": ("run_named_query", {"name": "no-such-query"}, "no-such-query"),
+    "huge-param": (
+        "run_named_query",
+        {"name": "papers-by-author", "params": {"author": "x" * 1_100_000}},
+        "this server takes at most",
+    ),
     "bad-param": (
         "run_named_query",
         {"name": "papers-by-author", "params": {"author": "Goro Kobayashi", "evil": "x"}},

@@ -6,8 +6,9 @@ to the backend, which runs it where kg's limits hold (kg.serve.mcp: a pool worke
 time, memory and network limits of `kg serve`). A kg error comes back as a tool error
 carrying kg's message (`isError`), never as a traceback.
 
-The `mcp` SDK is imported here only; `kg mcp` and `kg serve`'s `/mcp` import this module when
-they start, so `import kg` and `kg --help` never load it.
+The `mcp` SDK is imported inside `build` (and by kg.serve.mcp, the transports): `kg mcp`
+loads it when it starts, `kg serve` on the first request to `/mcp`, and `import kg` or
+`kg --help` never.
 """
 
 # No `from __future__ import annotations`: the SDK reads the tools' signatures, whose
@@ -56,7 +57,7 @@ class Backend(Protocol):
     async def paper(self, paper: str) -> dict[str, Any]: ...
 
 
-def _arguments(limits: Limits) -> Any:
+def _arguments(limits: Limits) -> Callable[[Param], str]:
     def spell(parameter: Param) -> str:
         if parameter.role == "setting":
             return f"{limits.command} --{parameter.name.replace('_', '-')}"
@@ -202,6 +203,12 @@ def build(
         """Run one of kg's named queries (queries/*.rq) with typed parameters, bound as RDF
         terms (never pasted into the text) and names resolved as `kg query` resolves them.
         Answers as the sparql tool does."""
+        size = sum(len(str(k)) + len(str(v)) for k, v in (params or {}).items())
+        if size > limits.max_query_chars:
+            raise ToolError(
+                f"the parameters are {size:,} characters; this server takes at most "
+                f"{limits.max_query_chars:,}: send shorter values"
+            )
         return await run(
             "named_query",
             name=name,
