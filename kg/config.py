@@ -6,6 +6,8 @@ from pathlib import Path
 
 DEFAULT_BASE_IRI = "https://w3id.org/kg/id/"
 DEFAULT_STORE = Path("kg-store")
+#: The environment variables that choose the store and the base IRI (the CLI and kg.open).
+STORE_ENV, BASE_IRI_ENV = "KG_STORE", "KG_BASE_IRI"
 #: The largest single record (one JSONL line or one JSON file) kg will read, in bytes.
 MAX_RECORD_BYTES = 16 * 1024 * 1024
 #: The longest string kg accepts in any one field, in characters.
@@ -14,3 +16,8 @@ MAX_FIELD_CHARS = 1_000_000
 #: code links…): the largest in the Papers-with-Code data has 288; a record over it is
 #: rejected naming the field, so one record cannot fan out into millions of triples.
 MAX_ARRAY_ITEMS = 10_000
+
+
+def base_iri_of(text: str) -> str:
+    """A base IRI as given, ending in `/` or `#` (a `/` is added otherwise)."""
+    return text if text.endswith(("/", "#")) else text + "/"

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 import venv
@@ -93,3 +95,39 @@ def test_the_installed_wheel_runs_every_command(
         assert "Attention is Not Only a Weight" in paper.text
     finally:
         server.stop()
+
+
+def _python_blocks(doc: Path) -> list[str]:
+    return re.findall(r"```python\n(.*?)```", doc.read_text(encoding="utf-8"), flags=re.S)
+
+
+def test_the_python_examples_run_from_the_installed_wheel(
+    installed: tuple[Path, dict[str, str]], readme_store: Path, tmp_path: Path
+) -> None:
+    """The README's script and every example of docs/python.md and docs/similarity.md, run
+    by the wheel's Python (`import kg` from site-packages) on the README store."""
+    kg, env = installed
+    python = str(kg.parent / "python")
+    work = tmp_path / "scripts"
+    work.mkdir()
+    (work / "kg-store").symlink_to(readme_store)  # read only: the scripts open it read-only
+    shutil.copytree(ROOT / "examples" / "records", work / "examples" / "records")
+    # matplotlib draws the README's projection; kg itself does not need it
+    _run([str(kg.parent / "pip"), "install", "-q", "matplotlib"], work, env)
+    env = {**env, "MPLBACKEND": "Agg"}
+
+    readme = _python_blocks(ROOT / "README.md")
+    assert len(readme) == 1 and len(readme[0].splitlines()) <= 16
+    (work / "readme.py").write_text(readme[0], encoding="utf-8")
+    printed = _run([python, "readme.py"], work, env).stdout.splitlines()
+    assert len(printed) == 5 and "Self-Attention Attribution" in printed[0]
+    assert (work / "methods.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+    for doc in (ROOT / "docs" / "python.md", ROOT / "docs" / "similarity.md"):
+        blocks = _python_blocks(doc)
+        assert blocks, doc
+        for i, block in enumerate(blocks):
+            script = work / f"{doc.stem}-{i}.py"
+            script.write_text(block, encoding="utf-8")
+            done = _run([python, script.name], work, env)
+            assert done.stdout.strip(), f"{doc.name} example {i} printed nothing"

@@ -5,6 +5,7 @@ from kg.cli import (
     export,  # noqa: F401  (registers export, void)
     graph,  # noqa: F401  (registers project, similar, shared, communities)
     leaderboard,  # noqa: F401  (registers leaderboard)
+    mcp,  # noqa: F401  (registers mcp)
     query,  # noqa: F401  (registers query)
     search,  # noqa: F401  (registers search)
     serve,  # noqa: F401  (registers serve)

@@ -13,10 +13,11 @@ import typer
 from rich.console import Console, RenderableType
 from rich.markup import escape
 
-from kg.config import DEFAULT_BASE_IRI, DEFAULT_STORE
+from kg.config import BASE_IRI_ENV, DEFAULT_BASE_IRI, DEFAULT_STORE, STORE_ENV, base_iri_of
 from kg.errors import KgError, Param
 
 if TYPE_CHECKING:
+    from kg.library import KnowledgeGraph
     from kg.rdf.store import GraphStore
 
 app = typer.Typer(
@@ -58,23 +59,33 @@ class State:
     store_path: Path = DEFAULT_STORE
     memory: bool = False
     base_iri: str = DEFAULT_BASE_IRI
-    _store: GraphStore | None = None
+    _graph: KnowledgeGraph | None = None
+
+    def graph(self, *, write: bool = False) -> KnowledgeGraph:
+        """The store as the library opens it: for writing, or read-only (a snapshot beside
+        any writer), on first use. Every command goes through it."""
+        if self._graph is not None and (self._graph.read_only and write):
+            self.close()
+        if self._graph is None:
+            from kg.library import KnowledgeGraph  # opens the store on first use
+
+            self._graph = KnowledgeGraph(
+                self.store_path,
+                read_only=not write and not self.memory,
+                memory=self.memory,
+                base_iri=self.base_iri,
+            )
+        return self._graph
 
     def store(self, *, write: bool = False) -> GraphStore:
-        """The store: opened for writing, or read-only (a snapshot beside any writer)."""
-        if self._store is not None and (self._store.read_only and write):
-            self.close()
-        if self._store is None:
-            from kg.rdf.store import GraphStore  # pyoxigraph: not needed for --help
-
-            path = None if self.memory else self.store_path
-            self._store = GraphStore.open(path, read_only=not write and path is not None)
-        return self._store
+        """The store itself, for the commands the library does not offer (validate, void,
+        push, communities)."""
+        return self.graph(write=write).store
 
     def close(self) -> None:
-        if self._store is not None:
-            self._store.close()
-            self._store = None
+        if self._graph is not None:
+            self._graph.close()
+            self._graph = None
 
 
 state = State()
@@ -169,7 +180,7 @@ def global_options(
     store: Annotated[
         Path,
         typer.Option(
-            "--store", envvar="KG_STORE", help="The on-disk store directory.", show_default=True
+            "--store", envvar=STORE_ENV, help="The on-disk store directory.", show_default=True
         ),
     ] = DEFAULT_STORE,
     memory: Annotated[
@@ -177,7 +188,7 @@ def global_options(
     ] = False,
     base_iri: Annotated[
         str,
-        typer.Option("--base-iri", envvar="KG_BASE_IRI", help="The base of every instance IRI."),
+        typer.Option("--base-iri", envvar=BASE_IRI_ENV, help="The base of every instance IRI."),
     ] = DEFAULT_BASE_IRI,
     version: Annotated[
         bool,
@@ -190,7 +201,7 @@ def global_options(
     state.close()
     state.store_path = store
     state.memory = memory
-    state.base_iri = base_iri if base_iri.endswith(("/", "#")) else base_iri + "/"
+    state.base_iri = base_iri_of(base_iri)
     ctx.call_on_close(state.close)
 
 

@@ -97,27 +97,15 @@ def ingest(
     Exit code 1 if any record was rejected.
     """
     from kg.cli.progress import ingest_progress, shows_progress
-    from kg.ingest.identity import Iris
-    from kg.ingest.ingestor import KINDS, Ingestor
-
-    if kind is not None and kind not in KINDS:
-        raise UsageError(f"unknown --kind {kind!r}; use one of: {', '.join(sorted(KINDS))}")
-    store = state.store(write=True)
-    from kg.search import Upkeep
-
-    # the search index beside the store follows every batch (kg.search.maintain)
-    upkeep = None if state.memory else Upkeep(store, state.store_path)
-    if upkeep is not None:
-        upkeep.begin()
 
     def on_error(error: RecordError) -> None:
         err.print(f"[red]rejected[/] {escape(str(error))}", highlight=False, markup=True)
 
+    graph = state.graph(write=True)
     show = shows_progress(quiet=quiet, as_json=as_json)
     with ingest_progress(show, from_stdin="-" in paths) as on_progress:
-        ingestor = Ingestor(
-            store,
-            Iris(state.base_iri),
+        report = graph.ingest(
+            paths,
             batch_size=batch_size,
             strict=strict,
             kind=kind,
@@ -127,22 +115,13 @@ def ingest(
             attribution=attribution,
             on_error=on_error,
             on_progress=on_progress,
-            on_batch=None if upkeep is None else upkeep.observe,
         )
-        try:
-            report = ingestor.run(paths)
-        except BaseException:
-            if upkeep is not None:
-                upkeep.abort()
-            raise
-        if upkeep is not None:
-            upkeep.finish()
     if as_json:
         data = report.as_dict()
-        data["store_quads"] = store.count()
+        data["store_quads"] = len(graph)
         out.print_json(json.dumps(data))
     elif not quiet:
-        print_summary(report, store.count())
+        print_summary(report, len(graph))
     if report.rejected:
         raise typer.Exit(1)
 
@@ -186,9 +165,7 @@ def stats(
     """Count what the store holds: entities per class, triples and named graphs."""
     from rich.table import Table
 
-    from kg.query.stats import compute
-
-    result = compute(state.store(), state.base_iri)
+    result = state.graph().stats()
     if as_json:
         out.print_json(json.dumps(result.as_dict()))
         return
@@ -229,9 +206,8 @@ def sparql(
 
     def run() -> None:
         from kg.cli.output import write_result
-        from kg.cli.search import expand_search
 
-        write_result(state.store().stream(expand_search(text)), fmt, base_iri=state.base_iri)
+        write_result(state.graph().stream(text), fmt, base_iri=state.base_iri)
 
     memory_limited(max_memory_mb, run)
 

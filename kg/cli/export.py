@@ -6,7 +6,7 @@ import json
 import re
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, BinaryIO
 
 import typer
 
@@ -17,7 +17,6 @@ from kg.resources import exports_dir
 
 if TYPE_CHECKING:
     from kg.export.exporter import ExportReport
-    from kg.rdf.store import GraphStore
 
 # The commands import the exporter and the store when they run: `kg --help` stays quick.
 
@@ -81,17 +80,8 @@ def export_command(
     N-Quads and TriG keep the named graphs; the others hold their union, each triple once.
     JSON-LD is compacted against ontology/context.jsonld, one object per entity.
     """
-    from kg.export.exporter import (
-        check_destination,
-        construct,
-        default_path,
-        export,
-        export_file,
-        export_format,
-        output_stream,
-        resolve_graph,
-        subset_query,
-    )
+    from kg.cli.progress import shows_progress, working
+    from kg.export.exporter import export_format
     from kg.query.named import parse_assignments
 
     spec = export_format(fmt)
@@ -99,39 +89,18 @@ def export_command(
         raise UsageError("--graph and --query do not combine: a query already picks its triples")
     if param and query is None:
         raise UsageError("--param binds the parameters of --query; give --query NAME too")
-    store = state.store()
-    graph_iri = resolve_graph(graph, state.base_iri) if graph is not None else None
-    source: GraphStore = store
-    if query is not None:
-        subset = subset_query(query, parse_assignments(param or []), state.base_iri, store)
-        source = construct(store, subset)
-    from kg.cli.progress import shows_progress, working
-
+    knowledge = state.graph()
+    params = parse_assignments(param or []) if query is not None else None
     show = shows_progress(as_json=as_json)
+    target: str | BinaryIO | None = out_path or None
+    doing = f"exporting {spec.name}" + (f" to {out_path}" if out_path else "")
     if out_path == "-":
-        with (
-            working(f"exporting {spec.name} to stdout", show=show),
-            output_stream(sys.stdout.buffer, compress) as stream,
-        ):
-            report = export(source, stream, spec.name, graph=graph_iri)
-        sys.stdout.buffer.flush()
-        where = "stdout"
-    else:
-        path = (
-            Path(out_path)
-            if out_path
-            else default_path(
-                spec.name,
-                compress=compress,
-                graph=graph_iri,
-                query=subset.name if query is not None else None,
-                base_iri=state.base_iri,
-            )
+        target, doing = sys.stdout.buffer, f"exporting {spec.name} to stdout"
+    with working(doing, show=show):
+        report = knowledge.export(
+            target, spec.name, graph=graph, query=query, params=params, gzip=compress
         )
-        check_destination(path)
-        with working(f"exporting {spec.name} to {path}", show=show):
-            report = export_file(source, spec.name, path, compress=compress, graph=graph_iri)
-        where = str(path)
+    where = "stdout" if out_path == "-" else str(report.path)
     for skipped in report.skipped_graphs:
         err.print(
             f"[yellow]skipped[/] <{skipped}>: an ingest was writing it when the snapshot was taken",

@@ -20,8 +20,8 @@ from kg.graph.relations import (
     fallback_label,
     graph_format,
     projection_kind,
-    relation_names,
 )
+from kg.library.knowledge_graph import COMMUNITY_BY
 from kg.resources import exports_dir
 
 if TYPE_CHECKING:
@@ -32,8 +32,6 @@ if TYPE_CHECKING:
 
 PANEL = "Graph"
 BY_HELP = f"Compare by: {', '.join(BY_CHOICES)}, or several, comma-separated."
-#: What `kg communities paper-paper` links papers by unless told (--by).
-COMMUNITY_BY = "tasks,datasets"
 KIND_HELP = (
     f"One of: {', '.join(KINDS)} (aliases: coauthorship, method-cooccurrence, repository-couse)."
 )
@@ -72,15 +70,7 @@ def similar_command(
     counts far more than sharing Adam or Dropout, and a paper with many
     items of its own is penalised only a little (docs/similarity.md).
     """
-    from kg.graph.cache import similarity_index
-    from kg.graph.similarity import resolve_paper, similar
-
-    store = state.store()
-    resolve_paper(store, paper, state.base_iri)  # an unknown paper fails before any loading
-    index = similarity_index(store, by, metric)  # persisted beside the store
-    result = similar(
-        store, paper, base_iri=state.base_iri, by=by, metric=metric, top=top, index=index
-    )
+    result = state.graph().similar(paper, by=by, metric=metric, top=top)
     if as_json:
         _dump(result.as_dict())
         return
@@ -112,9 +102,7 @@ def shared_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
 ) -> None:
     """Everything two papers share: methods, repositories, tasks, authors, datasets."""
-    from kg.graph.similarity import shared
-
-    result = shared(state.store(), a, b, base_iri=state.base_iri, by=by)
+    result = state.graph().shared(a, b, by=by)
     if as_json:
         _dump(result.as_dict())
         return
@@ -170,11 +158,11 @@ def project_command(
         raise UsageError(f"--out {path} is a directory; give a file name ending in .graphml")
     fmt = graph_format(path)
     from kg.cli.progress import shows_progress, working
-    from kg.graph.projections import project, write_graph
+    from kg.graph.projections import write_graph
 
     with working(f"projecting {spec.name}", show=shows_progress(as_json=as_json)) as progress:
-        graph = project(
-            state.store(), spec.name, by=by, min_weight=min_weight, max_share=max_share
+        graph = state.graph().projection(
+            spec.name, by=by, min_weight=min_weight, max_share=max_share
         )
         progress.step(
             f"writing {graph.number_of_nodes():,} nodes and {graph.number_of_edges():,} edges "
@@ -210,7 +198,7 @@ def communities_command(
             help=f"For paper-paper: {BY_HELP} The default links papers by their topics: most "
             "papers share no method with any other, and each would be a community of one.",
         ),
-    ] = COMMUNITY_BY,
+    ] = COMMUNITY_BY,  # the library's default
     name_by: Annotated[
         str, typer.Option(help="Relations that name communities (comma-separated).")
     ] = "methods,tasks",
@@ -241,94 +229,32 @@ def communities_command(
     exceeds its share among all papers (lift), counting items that at least two papers
     and a tenth of the community have.
     """
-    spec = projection_kind(kind)
-    if spec.mode == "bipartite":
-        raise UsageError(
-            f"{spec.name} is bipartite; communities need a one-mode kind such as paper-paper, "
-            "author-author or method-method"
-        )
-    if top < 1:
-        raise UsageError("--top must be at least 1")
-    store = state.store()
-    naming_relations = tuple(r.strip() for r in name_by.split(",") if r.strip())
-    relations = (spec.relation,) if spec.relation else relation_names(by)
     from kg.cli.progress import shows_progress, working
-    from kg.graph.analytics import communities as find_communities
-    from kg.graph.analytics import components, describe, pagerank
-    from kg.graph.incidence import labels, load_incidence
-    from kg.graph.projections import project
 
     with working("reading the relations", show=shows_progress(as_json=as_json)) as progress:
-        incidence = load_incidence(store, tuple(dict.fromkeys((*relations, *naming_relations))))
-        progress.step(f"projecting {spec.name}")
-        graph = project(
-            store,
-            spec.name,
+        found = state.graph().communities(
+            kind,
             by=by,
+            name_by=name_by,
+            top=top,
+            seed=seed,
+            resolution=resolution,
             min_weight=min_weight,
             max_share=max_share,
-            incidence=incidence,
+            backend=backend,
+            on_step=progress.step,
         )
-        progress.step(f"finding communities in {graph.number_of_edges():,} edges")
-        groups = find_communities(graph, seed=seed, resolution=resolution, backend=backend)
-        progress.step("ranking and naming the communities")
-        parts = components(graph, backend=backend)
-        ranks = pagerank(graph, backend=backend)
-        found = describe(
-            graph,
-            groups,
-            incidence.only(naming_relations),
-            incidence.only(relations),
-            top=top,
-            ranks=ranks,
-        )
-        names = labels(store, [t.iri for c in found for t in c.terms])
-    node_label = {n: d.get("label", n) for n, d in graph.nodes(data=True)}
     if as_json:
-        _dump(
-            {
-                "kind": spec.name,
-                "nodes": graph.number_of_nodes(),
-                "edges": graph.number_of_edges(),
-                "components": len(parts),
-                "communities": len(groups),
-                "single_member_communities": sum(1 for g in groups if len(g) == 1),
-                "top": [
-                    {
-                        "rank": c.rank,
-                        "size": len(c.members),
-                        "papers": c.papers,
-                        "name": " · ".join(names[t.iri] for t in c.terms),
-                        "terms": [
-                            {
-                                "iri": t.iri,
-                                "label": names[t.iri],
-                                "relation": t.relation,
-                                "papers": t.inside,
-                                "overall": t.overall,
-                                "lift": t.lift,
-                            }
-                            for t in c.terms
-                        ],
-                        "central": [
-                            {"iri": m, "label": node_label[m], "pagerank": round(ranks[m], 6)}
-                            for m in c.central
-                        ],
-                    }
-                    for c in found
-                ],
-            }
-        )
+        _dump(found.as_dict())
         return
-    alone = sum(1 for g in groups if len(g) == 1)
     lines = [
-        f"{spec.name}: {graph.number_of_nodes():,} nodes, {graph.number_of_edges():,} edges, "
-        f"{len(parts):,} connected component(s), {len(groups):,} communities "
-        f"({alone:,} of one member; Louvain, seed {seed})"
+        f"{found.kind}: {found.nodes:,} nodes, {found.edges:,} edges, "
+        f"{found.components:,} connected component(s), {found.communities:,} communities "
+        f"({found.single_member_communities:,} of one member; Louvain, seed {seed})"
     ]
-    for c in found:
-        name = " · ".join(names[t.iri] for t in c.terms) or "(no characteristic items)"
+    for c in found.top:
+        name = c.name or "(no characteristic items)"
         papers = f"{c.papers:,} paper{'s' if c.papers != 1 else ''}"
-        lines.append(f"{c.rank:>3}. {len(c.members):,} members, {papers}: {name}")
-        lines.append("       central: " + ", ".join(str(node_label[m]) for m in c.central))
+        lines.append(f"{c.rank:>3}. {c.size:,} members, {papers}: {name}")
+        lines.append("       central: " + ", ".join(m.label for m in c.central))
     emit("\n".join(lines))

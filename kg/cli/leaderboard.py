@@ -198,14 +198,11 @@ def leaderboard_command(
 
       kg leaderboard image-classification imagenet --metric "Top 1 Accuracy" --history -f json
     """
-    from kg.query.leaderboard import load, metric_param
-
     if fmt not in FORMATS:
         raise UsageError(f"--format {fmt} is not one of: {', '.join(FORMATS)}")
-    wanted = metric_param(metric)
-    board = load(state.store(), task, dataset, state.base_iri)
-    if wanted is not None:
-        sections = [board.section(wanted)]
+    board = state.graph().leaderboard(task, dataset, metric=metric)
+    if metric is not None:
+        sections = list(board.sections)  # the one asked for
     elif history and fmt == "json":
         sections = [board.sections[0]]  # one series: the leaderboard's first metric
         others = ", ".join(repr(s.metric) for s in board.sections[1:])

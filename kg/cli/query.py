@@ -109,16 +109,7 @@ def query_command(
       kg query papers-by-author --param "author=Goro Kobayashi" --format csv
     """
     from kg.cli.output import write_result
-    from kg.query.named import (
-        bind,
-        find_query,
-        load_queries,
-        parse_assignments,
-        run_remote,
-        stream_local,
-        with_values,
-    )
-    from kg.rdf.results import SelectResult
+    from kg.query.named import find_query, load_queries, parse_assignments
 
     if list_queries or markdown:
         _listing(load_queries(queries), fmt, markdown)
@@ -130,32 +121,43 @@ def query_command(
         _describe(named)
         return
     values = parse_assignments(param or [])
-    bindings = bind(named, values, state.base_iri)  # checks every value's form first
-    if any(p.cls for p in named.params if p.name in values):  # names, slugs, ids -> IRIs
-        from kg.query.remote import Endpoint
-        from kg.query.resolve import resolve_values
+    if endpoint:
+        _run_remote(named, values, endpoint, timeout, fmt, limit, show_sparql)
+        return
+    if show_sparql:
+        emit(state.graph().prepare(named, **values))
+        return
 
-        source = Endpoint(endpoint, timeout=timeout) if endpoint else state.store()
-        values = resolve_values(source, named, values, state.base_iri)
-        bindings = bind(named, values, state.base_iri)
+    def run() -> None:  # in the memory-limited child: the store is opened there
+        graph = state.graph()
+        result = graph.stream(graph.prepare(named, **values), limit=limit)
+        write_result(result, fmt, base_iri=state.base_iri)
+
+    memory_limited(max_memory_mb, run)
+
+
+def _run_remote(
+    named: NamedQuery,
+    values: dict[str, str],
+    endpoint: str,
+    timeout: float,
+    fmt: str,
+    limit: int | None,
+    show_sparql: bool,
+) -> None:
+    """A named query on another SPARQL endpoint: names looked up there, the query sent."""
+    from kg.cli.output import write_result
+    from kg.query.named import run_remote, with_values
+    from kg.query.remote import Endpoint
+    from kg.query.resolve import bind_resolved
+    from kg.rdf.results import SelectResult
+
+    source = Endpoint(endpoint, timeout=timeout)  # names are looked up there
+    bindings = bind_resolved(source, named, values, state.base_iri)
     if show_sparql:
         emit(with_values(named.sparql, bindings))
         return
-    if endpoint:
-        result = run_remote(endpoint, named, bindings, timeout=timeout)
-        if limit is not None and isinstance(result, SelectResult):
-            result.rows = result.rows[:limit]
-    else:
-        from dataclasses import replace
-
-        from kg.cli.search import expand_search
-
-        named = replace(named, sparql=expand_search(named.sparql, bindings))
-
-        def run() -> None:
-            local = stream_local(state.store(), named, bindings, limit=limit)
-            write_result(local, fmt, base_iri=state.base_iri)
-
-        memory_limited(max_memory_mb, run)
-        return
+    result = run_remote(endpoint, named, bindings, timeout=timeout)
+    if limit is not None and isinstance(result, SelectResult):
+        result.rows = result.rows[:limit]
     write_result(result, fmt, base_iri=state.base_iri)

@@ -3,34 +3,13 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 from rich.markup import escape
 
 from kg.cli.app import command, emit, err, out, state
 from kg.errors import UsageError
-
-if TYPE_CHECKING:
-    from collections.abc import Mapping
-
-    from kg.rdf.results import Term
-    from kg.rdf.store import GraphStore
-    from kg.search import StoreSearch
-
-
-def store_search(store: GraphStore | None = None) -> StoreSearch:
-    """The search over the CLI's store (its index opened, or rebuilt, on first use)."""
-    from kg.search import StoreSearch
-
-    path = None if state.memory else state.store_path
-    return StoreSearch(store or state.store(), path)
-
-
-def expand_search(sparql: str, bindings: Mapping[str, Term] | None = None) -> str:
-    """The one place the CLI turns kg search blocks in SPARQL into VALUES (kg sparql and
-    kg query). The index is opened only when the query holds such a block."""
-    return store_search().expand(sparql, bindings)
 
 
 @command(rich_help_panel="Query")
@@ -71,51 +50,43 @@ def search(
 
       kg search 'transf*' --type method --limit 5 --page 2 --json
     """
-    from kg.search import rebuild
-    from kg.search.query import mark
-
     if query is None and not reindex:
         raise UsageError("give a QUERY to search for (or --reindex to rebuild the index)")
 
-    store = state.store()
+    graph = state.graph()
     if reindex:
-        path = None if state.memory else state.store_path
-        _, n = rebuild(store, path)
+        n = graph.reindex()
         if query is None:
             err.print(f"search index rebuilt: {n:,} entities", highlight=False)
             return
-    found = store_search(store)
     assert query is not None
-    results = found.find(query, type_, page=page, limit=limit)
-    hits = found.described(results.hits)
+    results = graph.search(query, type=type_, top=limit, page=page)
     if as_json:
-        emit(json.dumps(results.as_json(query, type_, hits), indent=1, ensure_ascii=False))
+        emit(json.dumps(results.as_dict(), indent=1, ensure_ascii=False))
         return
     if not results.total:
         err.print("no hits", highlight=False)
         return
     counts = " · ".join(f"{kind} {n:,}" for kind, n in results.counts.items())
-    if not hits:
+    if not results.hits:
         err.print(f"no hits on page {page}: {results.total:,} hits make {results.pages:,} "
                   f"page{'s' if results.pages != 1 else ''} of {limit}", highlight=False)
         return
-    last = results.first + len(hits) - 1
+    last = results.first + len(results.hits) - 1
     err.print(f"hits {results.first:,}–{last:,} of {results.total:,}"
               + (f" {type_}s" if type_ else "") + f"  ({counts})", highlight=False)
-    for rank, hit in enumerate(hits, results.first):
+    for rank, hit in enumerate(results.hits, results.first):
         extra = ""
-        if hit["type"] == "paper":
-            tasks = ", ".join(hit.get("tasks") or [])  # type: ignore[arg-type]
-            bits = [str(hit.get("year") or "n.d."), tasks, "code" if hit.get("has_code") else ""]
+        if hit.type == "paper":
+            bits = [str(hit.year or "n.d."), ", ".join(hit.tasks), "code" if hit.has_code else ""]
             extra = " · ".join(b for b in bits if b)
         out.print(
-            f"[bold]{rank:>3}[/] [cyan]{hit['type']:<10}[/] [bold]{escape(str(hit['label']))}[/]"
-            f"  [dim]{hit['score']}[/]" + (f"  {escape(extra)}" if extra else ""),
+            f"[bold]{rank:>3}[/] [cyan]{hit.type:<10}[/] [bold]{escape(hit.label)}[/]"
+            f"  [dim]{hit.score}[/]" + (f"  {escape(extra)}" if extra else ""),
             highlight=False,
         )
-        out.print(f"      [dim]{escape(str(hit['iri']))}[/]", highlight=False)
-        marked = mark(str(hit["snippet"]), hit["marks"], "[bold yellow]", "[/]", escape)  # type: ignore[arg-type]
-        snippet = " ".join(marked.split())
+        out.print(f"      [dim]{escape(hit.iri)}[/]", highlight=False)
+        snippet = " ".join(hit.marked("[bold yellow]", "[/]", escape).split())
         if snippet:
             out.print(f"      {snippet}", highlight=False)
     if results.has_next or results.has_previous:

@@ -555,11 +555,12 @@ def subset_query(
     else:
         query = find_query(spec)
         name = query.name
-    bindings = bind(query, params, base_iri)  # every value's form is checked first
-    if store is not None and any(p.cls for p in query.params if p.name in params):
-        from kg.query.resolve import resolve_values
+    if store is None:
+        bindings = bind(query, params, base_iri)
+    else:
+        from kg.query.resolve import bind_resolved
 
-        bindings = bind(query, resolve_values(store, query, params, base_iri), base_iri)
+        bindings = bind_resolved(store, query, params, base_iri)
     prepared = prepare_local(query.sparql, bindings)
     return Subset(name, prepared.sparql, prepared.substitutions)
 

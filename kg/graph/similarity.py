@@ -263,6 +263,10 @@ class Match:
     shared: tuple[SharedItem, ...]
     label: str | None = None
 
+    def __repr__(self) -> str:
+        title = self.label or fallback_label(self.paper)
+        return f"Match({self.score:.4f} {title!r} <{self.paper}>, {len(self.shared)} shared)"
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "paper": self.paper,
@@ -746,6 +750,19 @@ class SimilarResult:
     item_count: int
     matches: list[Match]
 
+    def __repr__(self) -> str:
+        title = self.label or fallback_label(self.paper)
+        lines = [
+            f"SimilarResult({title!r} <{self.paper}>: {self.item_count} items "
+            f"({', '.join(self.by)}), metric {self.metric}, {len(self.matches)} matches)"
+        ]
+        for rank, m in enumerate(self.matches, start=1):
+            shared = ", ".join(s.label or fallback_label(s.iri) for s in m.shared[:3])
+            more = ", …" if len(m.shared) > 3 else ""
+            title = m.label or fallback_label(m.paper)
+            lines.append(f"  {rank:>2}. {m.score:.4f}  {title}  ({shared}{more})")
+        return "\n".join(lines)
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "paper": self.paper,
@@ -840,6 +857,17 @@ class SharedResult:
     label_a: str
     label_b: str
     relations: list[SharedRelation]
+
+    def __repr__(self) -> str:
+        lines = [f"SharedResult({self.label_a!r} <{self.a}> and {self.label_b!r} <{self.b}>)"]
+        for r in self.relations:
+            items = ", ".join(i.label or fallback_label(i.iri) for i in r.items[:5])
+            more = ", …" if len(r.items) > 5 else ""
+            lines.append(
+                f"  {r.relation}: {len(r.items)} shared of {r.count_a} and {r.count_b}"
+                + (f" ({items}{more})" if items else "")
+            )
+        return "\n".join(lines)
 
     def as_dict(self) -> dict[str, Any]:
         return {

@@ -142,6 +142,24 @@ def _option_iri(value: str | None, name: str) -> str | None:
         ) from None
 
 
+def check_options(
+    *, kind: str | None, snapshot: str | None, licence: str | None, attribution: str | None
+) -> tuple[str | None, str | None]:
+    """A run's options checked before any store is opened (a typo creates no store); the
+    licence and attribution IRIs as the run keeps them."""
+    if kind is not None and kind not in KINDS:
+        raise UsageError(
+            f"unknown {{parameter}} {kind!r}; use one of: {', '.join(sorted(KINDS))}",
+            parameter="kind",
+        )
+    if snapshot is not None and iso_date(snapshot) != snapshot:
+        raise UsageError(
+            f"{{parameter}} {snapshot!r} is not a date: give YYYY-MM-DD",
+            parameter="snapshot",
+        )
+    return _option_iri(licence, "licence"), _option_iri(attribution, "attribution")
+
+
 @dataclass
 class _Unit:
     mapped: Mapped
@@ -169,20 +187,11 @@ class Ingestor:
         on_progress: Callable[[IngestReport], None] | None = None,
         on_batch: Callable[[WrittenBatch], None] | None = None,
     ) -> None:
-        if kind is not None and kind not in KINDS:
-            raise UsageError(
-                f"unknown {{parameter}} {kind!r}; use one of: {', '.join(sorted(KINDS))}",
-                parameter="kind",
-            )
-        if snapshot is not None and iso_date(snapshot) != snapshot:
-            raise UsageError(
-                f"{{parameter}} {snapshot!r} is not a date: give YYYY-MM-DD",
-                parameter="snapshot",
-            )
+        self.licence, self.attribution = check_options(
+            kind=kind, snapshot=snapshot, licence=licence, attribution=attribution
+        )
         self.snapshot = snapshot
         self.max_items = max_items
-        self.licence = _option_iri(licence, "licence")
-        self.attribution = _option_iri(attribution, "attribution")
         self.store = store
         self.iris = iris
         self.batch_size = batch_size

@@ -190,6 +190,14 @@ class Leaderboard:
             parameter="metric",
         )
 
+    def __repr__(self) -> str:
+        lines = [f"Leaderboard({self.label!r} <{self.iri}>: {len(self.sections)} metrics)"]
+        for s in self.sections:
+            best = s.entries[0] if s.entries else None
+            top = f"; best {best.value} by {best.model}" if best is not None else ""
+            lines.append(f"  {s.metric}: {len(s.entries)} results, {s.ranked_by}{top}")
+        return "\n".join(lines)
+
     def as_json(self) -> dict[str, Any]:
         return {
             "leaderboard": self.iri,

@@ -330,6 +330,19 @@ def resolve_values(
     return out
 
 
+def bind_resolved(
+    source: Source, query: NamedQuery, values: Mapping[str, str], base_iri: str
+) -> dict[str, Term]:
+    """The query's parameters bound as terms: every value's form checked first, then each
+    name, slug or id of a `class:` parameter looked up in `source` (`resolve_values`)."""
+    from kg.query.named import bind
+
+    bindings = bind(query, values, base_iri)
+    if any(p.cls for p in query.params if p.name in values):
+        bindings = bind(query, resolve_values(source, query, values, base_iri), base_iri)
+    return bindings
+
+
 def resolved_reply(
     source: Source, kinds: Mapping[str, str], values: Mapping[str, str], base_iri: str
 ) -> dict[str, object]:

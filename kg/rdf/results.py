@@ -6,8 +6,9 @@ format the same way. Writers for table, JSON, CSV and TSV live here too.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 from typing import Literal as TypingLiteral
 
 from kg.rdf.terms import literal as nt_literal
@@ -138,3 +139,44 @@ def compact(term: Term | None, prefixes: Mapping[str, str]) -> str:
         return shorten(term.value, prefixes) or f"<{term.value}>"
     return term.value
 
+
+class Paged:
+    """Paging over one page of a counted result (search hits): which page, how many a page
+    holds, how many in all and per class. Subclasses give `page`, `limit`, `total`,
+    `counts` and `hits`."""
+
+    page: int
+    limit: int
+    total: int
+    counts: dict[str, int]
+    hits: Sequence[object]
+
+    @property
+    def pages(self) -> int:
+        return max(1, -(-self.total // self.limit))
+
+    @property
+    def has_next(self) -> bool:
+        return self.page * self.limit < self.total
+
+    @property
+    def has_previous(self) -> bool:
+        return self.page > 1
+
+    @property
+    def first(self) -> int:
+        """The rank of the page's first hit (1-based; 0 when it has none)."""
+        return (self.page - 1) * self.limit + 1 if self.hits else 0
+
+    def page_json(self, hits: list[dict[str, Any]]) -> dict[str, Any]:
+        """The page's counts and neighbours as JSON, with `hits` as given."""
+        return {
+            "page": self.page,
+            "limit": self.limit,
+            "total": self.total,
+            "pages": self.pages,
+            "counts": self.counts,
+            "previous": self.page - 1 if self.has_previous else None,
+            "next": self.page + 1 if self.has_next else None,
+            "hits": hits,
+        }

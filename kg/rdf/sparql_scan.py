@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass, field
 from urllib.parse import urljoin, urlsplit
 
+from kg.errors import ForbiddenError
 from kg.rdf.vocab import QUERY_PREFIXES
 
 QUERY_FORMS = frozenset({"SELECT", "ASK", "CONSTRUCT", "DESCRIBE"})
@@ -218,3 +219,23 @@ def host_allowed(target: Target, allowed: frozenset[str]) -> bool:
         return True
     host = target.host
     return host is not None and host.lower() in allowed
+
+
+def refuse_outbound(shape: Shape, allowed: frozenset[str], exempt: frozenset[str]) -> None:
+    """Raise ForbiddenError for a SERVICE or LOAD the query would send to a host that is not
+    `allowed` (`host_allowed`); SERVICE IRIs in `exempt` (kg's own search) stay local.
+    Every face that runs a client's SPARQL (`kg serve`, `kg mcp`) checks this before it runs."""
+
+    def refuse(target: Target, what: str) -> None:
+        where = target.host or "an endpoint the query computes"
+        raise ForbiddenError(
+            f"{what} to {where} is refused: this endpoint does not call other hosts "
+            "unless started with --allow-service HOST (or '*')"
+        )
+
+    for target in shape.services:
+        if target.iri not in exempt and not host_allowed(target, allowed):
+            refuse(target, "a federated SERVICE call")
+    for target in shape.loads:
+        if not host_allowed(target, allowed):
+            refuse(target, "LOAD")

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kg.errors import UsageError
+from kg.rdf.results import Paged
 from kg.search.index import PLAIN, STEM, Index, analyzers, normalise
 from kg.search.text import query_ids
 
@@ -87,7 +88,7 @@ class Hit:
 
 
 @dataclass
-class Results:
+class Results(Paged):
     """One page of hits, and how many there are in all and per class."""
 
     hits: list[Hit]
@@ -96,39 +97,12 @@ class Results:
     page: int
     limit: int
 
-    @property
-    def pages(self) -> int:
-        return max(1, -(-self.total // self.limit))
-
-    @property
-    def has_next(self) -> bool:
-        return self.page * self.limit < self.total
-
-    @property
-    def has_previous(self) -> bool:
-        return self.page > 1
-
-    @property
-    def first(self) -> int:
-        """The rank of the page's first hit (1-based; 0 when it has none)."""
-        return (self.page - 1) * self.limit + 1 if self.hits else 0
-
     def as_json(
         self, query: str, type_: str | None, hits: list[dict[str, Any]] | None = None
     ) -> dict[str, Any]:
         """The page as JSON (`hits`: the hits as described, else `Hit.as_json`)."""
-        return {
-            "query": query,
-            "type": type_,
-            "page": self.page,
-            "limit": self.limit,
-            "total": self.total,
-            "pages": self.pages,
-            "counts": self.counts,
-            "previous": self.page - 1 if self.has_previous else None,
-            "next": self.page + 1 if self.has_next else None,
-            "hits": hits if hits is not None else [h.as_json() for h in self.hits],
-        }
+        described = hits if hits is not None else [h.as_json() for h in self.hits]
+        return {"query": query, "type": type_, **self.page_json(described)}
 
 
 def mark(

@@ -27,7 +27,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, urlsplit
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -57,7 +57,7 @@ from kg.query.named import NamedQuery, bind, load_queries, prepare_local, with_v
 from kg.rdf.engine import convert, parse_to_ntriples
 from kg.rdf.formats import W3C_FORMATS, rdf_format
 from kg.rdf.results import AskResult, GraphResult, SelectResult, Term
-from kg.rdf.sparql_scan import Shape, Target, host_allowed, scan
+from kg.rdf.sparql_scan import Shape, refuse_outbound, scan
 from kg.rdf.terms import is_absolute_iri
 from kg.rdf.vocab import PREFIXES, QUERY_PREFIXES
 from kg.resources import static_dir
@@ -72,6 +72,7 @@ from kg.serve import (
     similar,
     story,
 )
+from kg.serve.mcp import LazyMcp
 from kg.serve.pool import CLIENT, QueryJob, QueryPool, Source
 from kg.serve.render import render
 
@@ -251,6 +252,7 @@ class KgServer:
         self.on_ready: Callable[[KgServer], None] | None = None
         self.on_failed_start: Callable[[KgError], None] | None = None
         self._store_search: StoreSearch | None = None
+        self.mcp = LazyMcp(self._mcp_app)
 
     # -- life cycle ----------------------------------------------------------------------------
     def load_queries(self) -> None:
@@ -302,12 +304,35 @@ class KgServer:
             loop.add_signal_handler(signal.SIGHUP, self.reload)
             hangup = True
         try:
-            yield
+            async with self.mcp.lifespan():
+                yield
         finally:
             if hangup:
                 loop.remove_signal_handler(signal.SIGHUP)
             self.pool = None
             await pool.close()
+
+    def _mcp_app(self) -> tuple[Any, Any]:
+        """The MCP server at /mcp (kg.serve.mcp), its tools run in this server's pool under
+        its limits: the same SERVICE hosts, the body size, the result size."""
+        from kg.mcp.server import Limits
+        from kg.serve.mcp import http_app
+
+        config = self.config
+        public = urlsplit(config.public_base).hostname if config.public_base else None
+        limits = Limits(
+            max_bytes=min(Limits.max_bytes, config.max_result_bytes),
+            max_query_chars=config.max_body_bytes,
+            allow_service=config.allow_service,
+            command="kg serve",
+        )
+        return http_app(
+            lambda: self.running,
+            config.base_iri,
+            limits,
+            max_body_bytes=config.max_body_bytes,
+            public_host=public,
+        )
 
     @property
     def running(self) -> QueryPool:
@@ -317,22 +342,9 @@ class KgServer:
 
     # -- helpers -------------------------------------------------------------------------------
     def _check_targets(self, shape: Shape) -> None:
-        def refuse(target: Target, what: str) -> None:
-            where = target.host or "an endpoint the query computes"
-            raise ForbiddenError(
-                f"{what} to {where} is refused: this endpoint does not call other hosts "
-                "unless started with --allow-service HOST (or '*')"
-            )
-
         from kg.search.sparql import SERVICE_IRI
 
-        allowed = self.config.allow_service
-        for target in shape.services:
-            if target.iri != SERVICE_IRI and not host_allowed(target, allowed):
-                refuse(target, "a federated SERVICE call")
-        for target in shape.loads:
-            if not host_allowed(target, allowed):
-                refuse(target, "LOAD")
+        refuse_outbound(shape, self.config.allow_service, frozenset({SERVICE_IRI}))
 
     def _read_only(self) -> ForbiddenError:
         if self.config.allow_update:
@@ -867,6 +879,7 @@ def create_app(source: Source, config: ServerConfig) -> Starlette:
         Route("/queries/{name}", server.named_query, methods=["GET"]),
         Route("/queries/{name}/sparql", server.named_query_text, methods=["GET"]),
         Route("/health", server.health, methods=["GET"]),
+        Route("/mcp", server.mcp, methods=["GET", "POST", "DELETE"]),
         *similar.routes(lambda: server.running, config.base_iri),
         # Leaderboards (kg/serve/leaderboards.py): the page, chart.svg and history.json of
         # /leaderboard/{task}/{dataset}; before the entity routes, which answer its RDF forms.

@@ -65,6 +65,7 @@ from kg.rdf.snapshots import store_signature
 from kg.rdf.store import GraphStore
 
 if TYPE_CHECKING:
+    from kg.library import KnowledgeGraph
     from kg.search import StoreSearch
     from kg.serve.sandbox import AllowList, Supervisor
 
@@ -186,7 +187,7 @@ class Answer:
 
 @dataclass(frozen=True)
 class _Request:
-    op: str  # "serialize", "result", "update", "graph", "ping"
+    op: str  # "serialize", "result", "update", "graph", "call", "ping"
     generation: int
     payload: Any = None
     reload: Source | None = None  # a new memory snapshot to load first
@@ -229,6 +230,16 @@ class _WorkerState:
         self.store = source.open(write=writable)
         self.generation = generation
         self.search: StoreSearch | None = None
+        self.graphs: dict[str, KnowledgeGraph] = {}  # the library over this store, by base
+
+    def library(self, base_iri: str) -> KnowledgeGraph:
+        """The library (kg.library) over this worker's snapshot, for the MCP tools' calls."""
+        graph = self.graphs.get(base_iri)
+        if graph is None:
+            from kg.mcp.calls import WorkerGraph
+
+            graph = self.graphs[base_iri] = WorkerGraph(self.store, self.source.path, base_iri)
+        return graph
 
     def searcher(self) -> StoreSearch:
         """The full-text index of this worker's store (kg.search), opened on first use."""
@@ -247,6 +258,7 @@ class _WorkerState:
             self.store, self.source = fresh, request.reload
             self.generation = request.generation
             self.search = None  # reopened on the new snapshot when next needed
+            self.graphs = {}
 
     def handle(self, request: _Request) -> Any:
         store = self.store
@@ -288,6 +300,11 @@ class _WorkerState:
             return snapshot
         if request.op == "graph":
             return _graph_call(store, *request.payload)
+        if request.op == "call":  # an MCP tool's call (kg.mcp.calls), on the library
+            from kg.mcp.calls import run_call
+
+            name, kwargs, base_iri = request.payload
+            return store.reading(lambda: run_call(self.library(base_iri), name, kwargs))
         if request.op == "ping":
             return os.getpid()
         raise KgError(f"unknown worker operation {request.op!r}")
@@ -886,6 +903,12 @@ class QueryPool:
         `timeout` than a query's.
         """
         return await self._run("graph", (name, kwargs), timeout)
+
+    async def call(self, call: str, timeout: float | None = None, /, **kwargs: Any) -> Any:
+        """An MCP tool's call (kg.mcp.calls: the library over the worker's snapshot), as
+        JSON data, under the pool's limits. `base_iri` names the store's IRI base."""
+        base_iri = kwargs.pop("base_iri")
+        return await self._run("call", (call, kwargs, base_iri), timeout)
 
     async def ping(self) -> int:
         pid: int = await self._run("ping", None)

@@ -1,0 +1,409 @@
+"""kg's Model Context Protocol server: tools, resources and prompts over a `Backend`.
+
+The tools take typed, documented arguments (the SDK validates them against their JSON
+Schema) and return structured JSON: the same objects `kg … --json` prints. Every call goes
+to the backend, which runs it where kg's limits hold (kg.serve.mcp: a pool worker with the
+time, memory and network limits of `kg serve`). A kg error comes back as a tool error
+carrying kg's message (`isError`), never as a traceback.
+
+The `mcp` SDK is imported inside `build` (and by kg.serve.mcp, the transports): `kg mcp`
+loads it when it starts, `kg serve` on the first request to `/mcp`, and `import kg` or
+`kg --help` never.
+"""
+
+# No `from __future__ import annotations`: the SDK reads the tools' signatures, whose
+# annotations use values of `build` (the caps), so they are evaluated where they stand.
+import json
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Annotated, Any, Protocol
+
+from pydantic import Field
+
+from kg.errors import ForbiddenError, KgError, Param
+from kg.graph.relations import ALL, BY_CHOICES, DEFAULT_BY, DEFAULT_METRIC, METRIC_NAMES
+from kg.mcp.texts import guide_text, prompt_text
+from kg.rdf.sparql_scan import refuse_outbound, scan
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
+#: Named-query parameter values: text, or a number or boolean the header's type takes.
+ParamValue = str | int | float | bool
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one tool call may return, and the largest query text it takes."""
+
+    max_rows: int = 1000
+    max_bytes: int = 1_000_000
+    max_query_chars: int = 1_048_576
+    #: Hosts a SPARQL SERVICE or LOAD may reach ('*': any); empty: none.
+    allow_service: frozenset[str] = field(default_factory=frozenset)
+    #: How the operator raises a setting, in an error's remedy ("kg mcp --timeout").
+    command: str = "kg mcp"
+
+
+class Backend(Protocol):
+    """Where the tools' calls run. `call` runs one of kg.mcp.calls' functions on the
+    library under the store's limits; `paper` gathers a paper's card."""
+
+    base_iri: str
+
+    async def call(self, name: str, /, **kwargs: Any) -> dict[str, Any]: ...
+
+    async def paper(self, paper: str) -> dict[str, Any]: ...
+
+
+def _arguments(limits: Limits) -> Callable[[Param], str]:
+    def spell(parameter: Param) -> str:
+        if parameter.role == "setting":
+            return f"{limits.command} --{parameter.name.replace('_', '-')}"
+        return f"the argument {parameter.name!r}"
+
+    return spell
+
+
+def _line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def build(
+    backend: Backend,
+    limits: Limits | None = None,
+    *,
+    name: str = "kg",
+    lifespan: Callable[[Any], AbstractAsyncContextManager[Any]] | None = None,
+) -> "MCPServer":
+    """The MCP server (the SDK's `MCPServer`) whose tools call `backend`; `lifespan` (an
+    async context manager factory, given the server) runs around a stdio session."""
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp_types import ToolAnnotations
+
+    limits = limits or Limits()
+    spell = _arguments(limits)
+    server = MCPServer(
+        name,
+        title="kg: a knowledge graph of machine-learning research",
+        instructions=guide_text("instructions.md"),
+        log_level="WARNING",
+        lifespan=lifespan,
+    )
+    read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+
+    async def run(call: str, **kwargs: Any) -> dict[str, Any]:
+        try:
+            return await backend.call(call, **kwargs)
+        except KgError as exc:
+            raise ToolError(_line(exc.worded(spell))) from None
+
+    def checked_query(query: str) -> None:
+        if len(query) > limits.max_query_chars:
+            raise ToolError(
+                f"the query is {len(query):,} characters; this server takes at most "
+                f"{limits.max_query_chars:,}: send a shorter query"
+            )
+        try:
+            shape = scan(query)
+            if shape.is_update:
+                raise ForbiddenError(
+                    "kg's MCP tools are read-only: SPARQL updates (INSERT, DELETE, LOAD, "
+                    "CLEAR, …) are refused; send a SELECT, ASK, CONSTRUCT or DESCRIBE query"
+                )
+            from kg.search.sparql import SERVICE_IRI
+
+            refuse_outbound(shape, limits.allow_service, frozenset({SERVICE_IRI}))
+        except KgError as exc:
+            raise ToolError(_line(exc.worded(spell))) from None
+
+    # --- tools ------------------------------------------------------------------------------
+
+    @server.tool(title="Full-text search", annotations=read_only)
+    async def search(
+        query: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=2000,
+                description='Words, "a phrase", prefix* or an identifier (arXiv id, DOI, '
+                "slug, owner/name of a repository).",
+            ),
+        ],
+        type: Annotated[
+            str | None,
+            Field(
+                max_length=40,
+                description="Keep hits of one class only: paper, method, task, dataset, "
+                "area, collection, author or repository.",
+            ),
+        ] = None,
+        top: Annotated[int, Field(ge=1, le=100, description="Hits per page.")] = 10,
+        page: Annotated[int, Field(ge=1, le=10_000, description="The page, from 1.")] = 1,
+    ) -> dict[str, Any]:
+        """Search kg's papers, methods, tasks, datasets, areas, collections, authors and
+        repositories by their text (titles, abstracts, names, identifiers), best first.
+        Returns a page of hits (IRI, class, label, score, snippet; papers with their year,
+        tasks and whether they have code), the total and the counts per class: the JSON of
+        `kg search --json`."""
+        return await run("search", text=query, type=type, top=top, page=page)
+
+    @server.tool(title="SPARQL query", annotations=read_only)
+    async def sparql(
+        query: Annotated[
+            str,
+            Field(
+                min_length=1,
+                description="A SPARQL 1.1 SELECT, ASK, CONSTRUCT or DESCRIBE query. kg's "
+                "prefixes (kg:, dcterms:, foaf:, rdfs:, schema:, prov:, …) need no PREFIX "
+                "line; read the kg://guide/sparql resource first.",
+            ),
+        ],
+        max_rows: Annotated[
+            int,
+            Field(ge=1, le=limits.max_rows, description="Rows (or triples) to return at most."),
+        ] = min(100, limits.max_rows),
+    ) -> dict[str, Any]:
+        """Run a read-only SPARQL query on kg. The default graph is the union of all named
+        graphs (each fact once); GRAPH ?g reaches one record's or dump entry's own graph.
+        SELECT answers come as SPARQL 1.1 JSON results (`head`, `results.bindings`), ASK as
+        `boolean`, CONSTRUCT and DESCRIBE as N-Triples. Results are cut at `max_rows` and at
+        a byte cap, with `truncated` and a `note` when cut. Updates and SERVICE calls to
+        other hosts are refused; a query that runs too long or needs too much memory is
+        stopped with an error."""
+        checked_query(query)
+        return await run("sparql", text=query, max_rows=max_rows, max_bytes=limits.max_bytes)
+
+    @server.tool(title="Run a named query", annotations=read_only)
+    async def run_named_query(
+        name: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=200,
+                description="The query's name, e.g. papers-by-author (the kg://queries "
+                "resource lists them with their parameters).",
+            ),
+        ],
+        params: Annotated[
+            dict[str, ParamValue] | None,
+            Field(
+                description="The query's parameters by name. A parameter that names a thing "
+                "(an author, task, paper, …) takes its slug, its name in any case, an arXiv "
+                "id or its IRI."
+            ),
+        ] = None,
+        max_rows: Annotated[
+            int,
+            Field(ge=1, le=limits.max_rows, description="Rows (or triples) to return at most."),
+        ] = min(100, limits.max_rows),
+    ) -> dict[str, Any]:
+        """Run one of kg's named queries (queries/*.rq) with typed parameters, bound as RDF
+        terms (never pasted into the text) and names resolved as `kg query` resolves them.
+        Answers as the sparql tool does."""
+        size = sum(len(str(k)) + len(str(v)) for k, v in (params or {}).items())
+        if size > limits.max_query_chars:
+            raise ToolError(
+                f"the parameters are {size:,} characters; this server takes at most "
+                f"{limits.max_query_chars:,}: send shorter values"
+            )
+        return await run(
+            "named_query",
+            name=name,
+            params=params or {},
+            max_rows=max_rows,
+            max_bytes=limits.max_bytes,
+        )
+
+    @server.tool(title="A paper's card", annotations=read_only)
+    async def paper(
+        paper: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=2000,
+                description="The paper: its Papers-with-Code slug, arXiv id (any version), "
+                "title in any case, or IRI.",
+            ),
+        ],
+    ) -> dict[str, Any]:
+        """A paper's card: its bibliographic data (title, date, arXiv id, venue, abstract,
+        links), authors in byline order, tasks, methods it introduces and uses, datasets it
+        introduces, its code (repositories, official flag, framework, harvested samples
+        with their execution status), its leaderboard results with their rank on each
+        leaderboard, its most similar papers, and the records and dumps it comes from
+        (what the paper's page at /paper/<slug> shows)."""
+        try:
+            return await backend.paper(paper)
+        except KgError as exc:
+            raise ToolError(_line(exc.worded(spell))) from None
+
+    @server.tool(title="A leaderboard", annotations=read_only)
+    async def leaderboard(
+        task: Annotated[
+            str,
+            Field(min_length=1, max_length=500, description="The task: slug, name or IRI."),
+        ],
+        dataset: Annotated[
+            str,
+            Field(min_length=1, max_length=500, description="The dataset: slug, name or IRI."),
+        ],
+        metric: Annotated[
+            str | None,
+            Field(max_length=500, description="Keep this metric only (e.g. Top 1 Accuracy)."),
+        ] = None,
+    ) -> dict[str, Any]:
+        """A task's leaderboard on a dataset: for each metric, every result ranked best
+        first (the metric's direction decides which way), with its model, paper, value and
+        code, and the best result over time; the JSON of `kg leaderboard --format json`."""
+        return await run("leaderboard", task=task, dataset=dataset, metric=metric)
+
+    @server.tool(title="Similar papers", annotations=read_only)
+    async def similar_papers(
+        paper: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=2000,
+                description="The paper: slug, arXiv id, title or IRI.",
+            ),
+        ],
+        by: Annotated[
+            str,
+            Field(
+                max_length=200,
+                description=f"Compare by: {', '.join(BY_CHOICES)}, or several "
+                "comma-separated.",
+            ),
+        ] = DEFAULT_BY,
+        metric: Annotated[
+            str,
+            Field(
+                max_length=40,
+                description=f"How to score shared items: {', '.join(METRIC_NAMES)}.",
+            ),
+        ] = DEFAULT_METRIC,
+        top: Annotated[int, Field(ge=1, le=100, description="How many papers.")] = 10,
+    ) -> dict[str, Any]:
+        """The papers closest to a paper, each with its score and the shared items behind
+        it (a rare method or a shared author counts for more than a common one); the JSON
+        of `kg similar --json`."""
+        return await run("similar", paper=paper, by=by, metric=metric, top=top)
+
+    @server.tool(title="What two papers share", annotations=read_only)
+    async def shared(
+        a: Annotated[
+            str, Field(min_length=1, max_length=2000, description="A paper: slug, arXiv id, "
+                       "title or IRI.")
+        ],
+        b: Annotated[str, Field(min_length=1, max_length=2000, description="Another paper.")],
+        by: Annotated[
+            str,
+            Field(max_length=200, description=f"Compare by: {', '.join(BY_CHOICES)}, or "
+                  "several comma-separated."),
+        ] = ALL,
+    ) -> dict[str, Any]:
+        """Everything two papers share, per relation (methods, repositories, tasks,
+        authors, datasets), rarest first, with each relation's Jaccard index; the JSON of
+        `kg shared --json`."""
+        return await run("shared", a=a, b=b, by=by)
+
+    # --- resources --------------------------------------------------------------------------
+
+    @server.resource(
+        "kg://guide/sparql",
+        name="sparql-guide",
+        title="Writing SPARQL for kg",
+        description="Prefixes, where triples live (named graphs, the union default graph), "
+        "the main classes and properties, and example queries.",
+        mime_type="text/markdown",
+    )
+    def sparql_guide() -> str:
+        return guide_text("sparql-guide.md")
+
+    def ontology_file(name: str, title: str, description: str) -> None:
+        def read() -> str:
+            from kg.resources import ontology_dir
+
+            return (ontology_dir() / name).read_text(encoding="utf-8")
+
+        server.resource(
+            f"kg://ontology/{name}",
+            name=name.removesuffix(".ttl"),
+            title=title,
+            description=description,
+            mime_type="text/turtle",
+        )(read)
+
+    ontology_file(
+        "kg.ttl",
+        "kg's ontology (OWL, Turtle)",
+        "Every class and property kg's data uses, with labels and comments.",
+    )
+    ontology_file(
+        "shapes.ttl",
+        "kg's SHACL shapes (Turtle)",
+        "What each class's instances must hold: the properties, their types and counts.",
+    )
+
+    @server.resource(
+        "kg://queries",
+        name="named-queries",
+        title="kg's named queries",
+        description="Each named query (for run_named_query): name, summary, description, "
+        "typed parameters with examples, and its SPARQL.",
+        mime_type="application/json",
+    )
+    def queries() -> str:
+        from kg.query.named import load_queries
+
+        catalogue = [{**q.as_json(), "sparql": q.sparql} for q in load_queries().values()]
+        return json.dumps(catalogue, indent=1, ensure_ascii=False)
+
+    @server.resource(
+        "kg://void",
+        name="void",
+        title="The dataset's VoID description (Turtle)",
+        description="What the store holds: triples, entities per class, properties, "
+        "vocabularies, example resources, licence (the counts of kg stats).",
+        mime_type="text/turtle",
+    )
+    async def void() -> str:
+        try:
+            data = await backend.call("void")
+        except KgError as exc:
+            from mcp.server.mcpserver.exceptions import ResourceError
+
+            raise ResourceError(_line(exc.worded(spell))) from None
+        return str(data["turtle"])
+
+    # --- prompts ----------------------------------------------------------------------------
+
+    @server.prompt(title="Survey a task")
+    def survey_task(
+        task: Annotated[str, Field(description="The task: its name, slug or IRI.")],
+    ) -> str:
+        """Survey a research task: its subtasks, the methods its papers use, its
+        leaderboards and their best results, and the papers with code."""
+        return prompt_text("survey-task.md", task=task)
+
+    @server.prompt(title="Compare two papers")
+    def compare_papers(
+        a: Annotated[str, Field(description="A paper: title, slug or arXiv id.")],
+        b: Annotated[str, Field(description="Another paper.")],
+    ) -> str:
+        """Compare two papers: what each is about, what they share (methods, tasks,
+        datasets, authors, code), and how their results compare on shared leaderboards."""
+        return prompt_text("compare-papers.md", a=a, b=b)
+
+    @server.prompt(title="Answer a question with SPARQL")
+    def ask_with_sparql(
+        question: Annotated[str, Field(description="The question to answer from kg.")],
+    ) -> str:
+        """Answer a question about the graph by writing SPARQL: read the guide, try a
+        named query first, then write and refine a query."""
+        return prompt_text("ask-with-sparql.md", question=question)
+
+    return server
