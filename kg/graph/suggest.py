@@ -298,6 +298,9 @@ def _kind_of(relation: str) -> str:
     return RELATIONS[relation].item_type.lower()
 
 
+#: What is suggested without a kind: a repository belongs to its own paper, so another
+#: paper's repository is suggested only when asked for (--kind repository).
+DEFAULT_RELATIONS = ("tasks", "datasets", "methods")
 #: Reasons shown per suggestion, of each sort.
 REASONS = 3
 
@@ -318,7 +321,7 @@ def suggest(
     relations = (
         (relation_of_kind(kind),)
         if kind
-        else tuple(r for r in SUGGEST_KINDS.values() if r in model.votes.incidence.relations)
+        else tuple(r for r in DEFAULT_RELATIONS if r in model.votes.incidence.relations)
     )
     iri = resolve_paper(store, paper, base_iri)
     votes = model.votes
