@@ -2,7 +2,7 @@
 DistMult (PyKEEN, CPU), on the same split with the same protocol.
 
     pip install torch==2.13.0 && pip install -e '.[bench]'     # the CPU wheel, then PyKEEN
-    python bench/suggest.py [--stores DIR] [--only NAME,...] [--seed 0] [--trials 12]
+    python bench/suggest.py [--stores DIR] [--only NAME,...] [--seed 0] [--trials 6]
                             [--trial-seconds 20] [--json OUT]
 
 For each store (built once into --stores: the README store from examples/, and the real
@@ -248,7 +248,7 @@ def run_store(path: Path, args: argparse.Namespace) -> dict[str, Any]:
             },
         )
     }
-    for model in args.models.split(","):
+    for model in filter(None, args.models.split(",")):
         out[model] = embedding_baseline(evidence, test, valid, model, args)
     store.close()
     return out
@@ -281,9 +281,9 @@ def main() -> None:
     parser.add_argument("--stores", type=Path, default=Path("/tmp/kg-bench-suggest"))
     parser.add_argument("--only", default=",".join(SOURCES))
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--trials", type=int, default=12)
+    parser.add_argument("--trials", type=int, default=6)
     parser.add_argument("--trial-seconds", type=float, default=20.0)
-    parser.add_argument("--models", default="TransE,DistMult")
+    parser.add_argument("--models", default="TransE,DistMult", help="'' for none")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     args.stores.mkdir(parents=True, exist_ok=True)

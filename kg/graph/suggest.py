@@ -61,8 +61,7 @@ class Settings:
 
 #: The configurations `train` tries per relation (its trial budget: their number).
 GRID: tuple[Settings, ...] = tuple(
-    Settings(k, b, d)
-    for k, b, d in itertools.product((10, 40), (0.25, 0.5, 0.75), (0.0, 0.5))
+    Settings(k, b) for k, b in itertools.product((10, 40), (0.25, 0.5, 0.75))
 )
 DEFAULT = Settings()
 
@@ -72,7 +71,8 @@ def relation_of_kind(kind: str) -> str:
     key = kind.strip().lower()
     if key not in SUGGEST_KINDS:
         raise UsageError(
-            f"unknown kind {kind!r}; use one of: {', '.join(SUGGEST_KINDS)}", parameter="kind"
+            "{parameter} " + f"{kind[:40]!r} is not a kind; use one of: {', '.join(SUGGEST_KINDS)}",
+            parameter="kind",
         )
     return SUGGEST_KINDS[key]
 
