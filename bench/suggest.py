@@ -254,6 +254,44 @@ def run_store(path: Path, args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
+def timings(path: Path, paper: str = "attention-module-is-not-only-a-weight") -> dict[str, Any]:
+    """A suggestion cold (a fresh `kg suggest`, the model on disk) and warm (in process),
+    side by side with `kg similar` measured the same way."""
+    import statistics
+
+    from kg.graph import cache, similarity, suggest
+    from kg.rdf.store import GraphStore
+
+    base = "https://w3id.org/kg/id/"
+    out: dict[str, Any] = {"load_before": load_average()}
+    for command in ("suggest", "similar"):  # the first run writes what the cache lacks
+        cold = []
+        for _ in range(4):
+            started = time.perf_counter()
+            subprocess.run(
+                [sys.executable, "-m", "kg", "--store", str(path), command, paper, "--json"],
+                check=True, cwd=ROOT, capture_output=True,
+            )
+            cold.append(time.perf_counter() - started)
+        out[f"{command}_cold_s"] = round(statistics.median(cold[1:]), 3)
+    with GraphStore.open(path, read_only=True) as store:
+        model = cache.suggest_model(store)
+        index = cache.similarity_index(store, "all", "idf")
+        for name, call in (
+            ("suggest", lambda: suggest.suggest(store, paper, base_iri=base, model=model)),
+            ("similar", lambda: similarity.similar(store, paper, base_iri=base, index=index)),
+        ):
+            call()
+            warm = []
+            for _ in range(30):
+                started = time.perf_counter()
+                call()
+                warm.append(time.perf_counter() - started)
+            out[f"{name}_warm_ms"] = round(1000 * statistics.median(warm), 1)
+    out["load_after"] = load_average()
+    return out
+
+
 def table(results: dict[str, Any]) -> str:
     lines = [
         "| store | relation | held out | method | MRR | Hits@1 | Hits@3 | Hits@10 | settings |",
@@ -285,7 +323,12 @@ def main() -> None:
     parser.add_argument("--trial-seconds", type=float, default=20.0)
     parser.add_argument("--models", default="TransE,DistMult", help="'' for none")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--timings", action="store_true", help="only time a suggestion")
     args = parser.parse_args()
+    if args.timings:
+        path = build(args.stores, "readme")
+        print(json.dumps(timings(path), indent=1))
+        return
     args.stores.mkdir(parents=True, exist_ok=True)
     results: dict[str, Any] = {"_load_before": load_average()}
     for name in args.only.split(","):

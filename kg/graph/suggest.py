@@ -87,6 +87,15 @@ class Votes:
         self.matrix: sp.csr_matrix = inc.matrix
         self.df = np.asarray(inc.item_papers, dtype=np.float64)
         self.idf = bm25_idf(self.df, max(1, inc.shape[0]))
+        self._parts: dict[bytes, tuple[sp.csr_matrix, sp.csr_matrix]] = {}
+
+    def part(self, columns: Array) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+        """papers × `columns` and its transpose, cut once (a column cut copies the matrix)."""
+        key = np.asarray(columns, dtype=np.int64).tobytes()
+        if key not in self._parts:
+            cut = self.matrix[:, columns].tocsr()
+            self._parts[key] = (cut, cut.T.tocsr())
+        return self._parts[key]
 
     def neighbours(self, rows: Array, k: int) -> tuple[Array, Array]:
         """The k most similar papers of each row (-1 where fewer) and their similarity."""
@@ -100,7 +109,7 @@ class Votes:
         weights = sp.csr_matrix(
             (s[valid], (rows, nb[valid])), shape=(len(nb), self.matrix.shape[0])
         )
-        votes = np.asarray((weights @ self.matrix[:, columns]).todense())
+        votes = np.asarray((weights @ self.part(columns)[0]).todense())
         total = s.sum(axis=1, keepdims=True)
         return np.asarray(np.divide(votes, total, out=np.zeros_like(votes), where=total > 0))
 
@@ -110,8 +119,8 @@ class Votes:
         df = np.maximum(self.df, 1.0)
         own = m[rows]
         scale = self.idf / np.power(df, 1.0 - damping)
-        through = (own @ sp.diags(scale)) @ m.T  # rows × papers
-        votes = np.asarray((through @ m[:, columns]).todense())
+        through = m @ (own @ sp.diags(scale)).T.tocsc()  # papers × rows
+        votes = np.asarray((self.part(columns)[1] @ through).todense()).T
         votes /= np.power(df[columns], damping)
         total = np.asarray(own @ self.idf).reshape(-1, 1)
         return np.asarray(np.divide(votes, total, out=np.zeros_like(votes), where=total > 0))
@@ -329,16 +338,23 @@ def suggest(
     row = inc.row(iri)
     found: list[tuple[float, int, str]] = []
     neighbours: dict[str, tuple[Array, Array]] = {}
+    relations = tuple(r for r in relations if r in inc.relations)
+    if row is not None and relations:  # one neighbour search serves every relation
+        most = max(model.trained.for_relation(r).neighbours for r in relations)
+        nearest, similarity = votes.neighbours(np.array([row]), most)
     for relation in relations:
-        if relation not in inc.relations:
-            continue
         settings = model.trained.for_relation(relation)
         columns = relation_columns(inc, relation)
         if row is None:
             scores = np.round(settings.popularity * votes.prior(columns), _DECIMALS)
         else:
-            scores = votes.scores(np.array([row]), columns, settings)[0]
-            nb, sims = votes.neighbours(np.array([row]), settings.neighbours)
+            nb, sims = nearest[:, : settings.neighbours], similarity[:, : settings.neighbours]
+            scores = blend(
+                votes.paper_vote(nb, sims, settings.neighbours, columns)[0],
+                votes.item_vote(np.array([row]), columns, settings.damping)[0],
+                votes.prior(columns),
+                settings,
+            )
             neighbours[relation] = (nb[0], sims[0])
             scores[np.isin(columns, inc.items_of(row))] = -np.inf
         order = np.lexsort((columns, -scores))[:top]
@@ -379,18 +395,19 @@ def _explain(
     neighbours: tuple[Array, Array] | None,
 ) -> Suggestion:
     inc = votes.incidence
-    m = votes.matrix
     papers = int(votes.df[column])
     if row is None or neighbours is None:
         return Suggestion(inc.items[column], relation, score, papers, (), ())
     nb, sims = neighbours
+    postings = inc.transposed  # items × papers
+    with_item = np.isin(nb, postings.indices[postings.indptr[column] : postings.indptr[column + 1]])
     having = [
         (inc.papers[int(p)], float(s))
-        for p, s in zip(nb.tolist(), sims.tolist(), strict=True)
-        if p >= 0 and m[int(p), column] > 0
+        for p, s, has in zip(nb.tolist(), sims.tolist(), with_item.tolist(), strict=True)
+        if p >= 0 and has
     ][:REASONS]
     own = inc.items_of(row)
-    together = np.asarray((m[:, own].T @ m[:, [column]]).todense()).ravel()
+    together = np.asarray((postings[own] @ postings[column].T).todense()).ravel()
     weight = votes.idf[own] * together / np.maximum(votes.df[own], 1.0)
     order = [i for i in np.lexsort((own, -weight)) if together[i] > 0][:REASONS]
     cooccurring = tuple(
