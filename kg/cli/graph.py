@@ -17,6 +17,7 @@ from kg.graph.relations import (
     KINDS,
     METRIC_NAMES,
     RELATIONS,
+    SUGGEST_KINDS,
     fallback_label,
     graph_format,
     projection_kind,
@@ -91,6 +92,69 @@ def similar_command(
         more = len(match.shared) - explain
         tail = f", … (+{more})" if more > 0 else ""
         lines.append(f"       {len(match.shared)} shared: {shown}{tail}")
+    emit("\n".join(lines))
+
+
+@command("suggest", rich_help_panel=PANEL)
+def suggest_command(
+    paper: Annotated[
+        str,
+        typer.Argument(help="A slug, an arXiv id (any version), a title or an IRI."),
+    ],
+    kind: Annotated[
+        str | None,
+        typer.Option("--kind", help=f"Only links to one kind: {', '.join(SUGGEST_KINDS)}."),
+    ] = None,
+    top: Annotated[int, typer.Option("--top", "-k", help="How many suggestions.")] = 10,
+    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+) -> None:
+    """The links PAPER most likely lacks (tasks, datasets, methods, repositories), each with
+    its score and reasons: the similar papers that have it, and PAPER's items that co-occur
+    with it. Never a link PAPER already has (docs/similarity.md, "Suggested links").
+
+    The first call on a store tunes the model on the store's own links and keeps it
+    beside the store, like the similarity index.
+    """
+    from kg.graph.cache import suggest_model
+    from kg.graph.similarity import resolve_paper
+    from kg.graph.suggest import relation_of_kind, suggest
+
+    if kind is not None:
+        relation_of_kind(kind)  # a bad --kind fails before any loading
+    store = state.store()
+    resolve_paper(store, paper, state.base_iri)  # so does an unknown paper
+    result = suggest(
+        store, paper, base_iri=state.base_iri, model=suggest_model(store), kind=kind, top=top
+    )
+    data = result.as_dict()
+    if as_json:
+        _dump(data)
+        return
+    n = len(data["suggestions"])
+    lines = [
+        f"{data['title']} <{data['paper']}>",
+        f"{data['items']:,} item{'s' if data['items'] != 1 else ''}; "
+        f"{n} suggested link{'s' if n != 1 else ''} ({', '.join(data['kinds'])})",
+    ]
+    for rank, s in enumerate(data["suggestions"], start=1):
+        lines.append(
+            f"{rank:>3}. {s['score']:.4f}  {s['kind']}: {s['label']}  <{s['item']}>  "
+            f"({s['papers']:,} paper{'s' if s['papers'] != 1 else ''})"
+        )
+        why = s["because"]
+        if why["similar_papers"]:
+            shown = "; ".join(
+                f"{p['title']} ({p['similarity']:.3f})" for p in why["similar_papers"]
+            )
+            lines.append(f"       similar papers that have it: {shown}")
+        if why["cooccurring"]:
+            shown = "; ".join(
+                f"{c['label']} ({c['kind']}, {c['together']} of its {c['papers']} papers)"
+                for c in why["cooccurring"]
+            )
+            lines.append(f"       co-occurs with its: {shown}")
+        if not why["similar_papers"] and not why["cooccurring"]:
+            lines.append("       popular: nothing else to go by")
     emit("\n".join(lines))
 
 

@@ -9,6 +9,8 @@ what it built into `<store>/.kg-cache/`, and later calls, in any process, load i
   posting lists, mass bands), written the first time that combination is asked for. The
   metric's version is in the name, and `SimilarityIndex.restore` refuses weights that are
   not the metric's own, so an index written by an earlier kg is rebuilt, not misread.
+* `suggest-v<version>.json`: the settings `kg suggest` tuned on the store's own links
+  (kg.graph.suggest.train), written the first time a suggestion is asked for.
 
 The cache is keyed to the store's content: the names, sizes and modification times of its
 files (`kg.rdf.snapshots.store_signature`), which any write changes (a read does not). A record
@@ -41,6 +43,8 @@ import numpy as np
 from kg.graph.incidence import Incidence, load_incidence
 from kg.graph.relations import ALL, relation_names
 from kg.graph.similarity import SimilarityIndex, metric_named
+from kg.graph.suggest import VERSION as SUGGEST_VERSION
+from kg.graph.suggest import Model, Trained, Votes, train
 from kg.rdf.snapshots import store_signature
 from kg.rdf.store import GraphStore
 
@@ -100,6 +104,7 @@ class _Loaded:
     full: Incidence
     parts: dict[tuple[str, ...], Incidence] = field(default_factory=dict)
     indexes: dict[tuple[tuple[str, ...], str], SimilarityIndex] = field(default_factory=dict)
+    suggest: Model | None = None
 
 
 #: What this process has loaded, per store directory (or id of a memory store).
@@ -337,6 +342,31 @@ def similarity_index(store: GraphStore, by: str | Sequence[str], metric: str) ->
                 _remove_other_versions(directory, relations, chosen.name)
     loaded.indexes[wanted] = index
     return index
+
+
+def suggest_model(store: GraphStore) -> Model:
+    """The suggestion model of the store: its similarity index (all relations, idf) and the
+    settings tuned on its links, loaded or trained (and then kept)."""
+    index = similarity_index(store, ALL, "idf")
+    if content_key(store) is None:
+        return Model(Votes(index), train(store, index.incidence))
+    loaded = _loaded(store)
+    if loaded.suggest is not None:
+        return loaded.suggest
+    directory = cache_directory(store, loaded.key)
+    name = f"suggest-v{SUGGEST_VERSION}.json"
+    trained: Trained | None = None
+    if directory is not None:
+        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+            trained = Trained.from_dict(json.loads((directory / name).read_text()))
+    if trained is None:
+        trained = train(store, index.incidence)
+        if directory is not None and directory.is_dir():
+            text = json.dumps(trained.as_dict(), indent=1)
+            with contextlib.suppress(OSError):
+                _write_atomically(directory, name, lambda t: Path(t).write_text(text))
+    loaded.suggest = Model(Votes(index), trained)
+    return loaded.suggest
 
 
 def clear(store: GraphStore) -> None:

@@ -44,6 +44,13 @@ RELATIONS: dict[str, Relation] = {
     )
 }
 ALL = "all"
+#: What `kg suggest --kind` accepts, and the relation each names.
+SUGGEST_KINDS = {
+    "task": "tasks",
+    "dataset": "datasets",
+    "method": "methods",
+    "repository": "repositories",
+}
 #: What --by accepts.
 BY_CHOICES = (*RELATIONS, ALL)
 

@@ -311,7 +311,8 @@ class _WorkerState:
 
 
 def _graph_call(store: GraphStore, name: str, kwargs: dict[str, Any]) -> Any:
-    """`kg similar` / `kg shared` in a worker, as their JSON (the worker keeps the index)."""
+    """`kg similar` / `kg shared` / `kg suggest` in a worker, as their JSON (the worker keeps
+    the index and the model)."""
     from kg.graph import cache, similarity
 
     if name == "similar":
@@ -324,6 +325,15 @@ def _graph_call(store: GraphStore, name: str, kwargs: dict[str, Any]) -> Any:
         return store.reading(run)
     if name == "shared":
         return store.reading(lambda: similarity.shared(store, **kwargs).as_dict())
+    if name == "suggest":
+        from kg.graph import suggest
+
+        def run_suggest() -> Any:
+            similarity.resolve_paper(store, kwargs["paper"], kwargs["base_iri"])
+            model = cache.suggest_model(store)
+            return suggest.suggest(store, **kwargs, model=model).as_dict()
+
+        return store.reading(run_suggest)
     if name == "resolve":  # a named query's names, slugs and ids -> IRIs (kg.query.resolve)
         from kg.query.resolve import resolved_reply
 

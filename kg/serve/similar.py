@@ -1,6 +1,7 @@
-"""Similarity as a service: `/similar/{paper}` and `/shared/{a}/{b}`.
+"""Similarity as a service: `/similar/{paper}`, `/shared/{a}/{b}` and `/suggest/{paper}`.
 
-They answer the JSON of `kg similar --json` and `kg shared --json`, computed in a query
+They answer the JSON of `kg similar --json`, `kg shared --json` and `kg suggest --json`,
+computed in a query
 worker by the same library calls (kg.graph.similarity), so the two always agree. A worker
 keeps the loaded index in memory (kg.graph.cache): a warm call only ranks. The first call
 on a store whose cache is missing or stale reads every link, which takes minutes at archive
@@ -18,7 +19,13 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from kg.errors import ParameterError
-from kg.graph.relations import DEFAULT_BY, DEFAULT_METRIC, METRIC_NAMES, relation_names
+from kg.graph.relations import (
+    DEFAULT_BY,
+    DEFAULT_METRIC,
+    METRIC_NAMES,
+    SUGGEST_KINDS,
+    relation_names,
+)
 from kg.serve.pool import QueryPool
 
 #: Seconds the first similarity call may take to build the index from the store.
@@ -57,6 +64,21 @@ def similar_options(params: dict[str, str]) -> dict[str, Any]:
     return {"by": by, "metric": metric, "top": int(text)}
 
 
+def suggest_options(params: dict[str, str]) -> dict[str, Any]:
+    """kind and top from query parameters, checked and worded as parameters."""
+    kind = params.get("kind")
+    if kind is not None:
+        kind = kind.strip().lower()
+        if kind not in SUGGEST_KINDS:
+            raise ParameterError(
+                f"kind={kind[:40]!r} is unknown; use one of: {', '.join(SUGGEST_KINDS)}"
+            )
+    text = params.get("top", "10").strip()
+    if not text.isdigit() or not 1 <= int(text) <= MAX_TOP:
+        raise ParameterError(f"top={text[:20]!r} must be a whole number from 1 to {MAX_TOP}")
+    return {"kind": kind, "top": int(text)}
+
+
 def routes(running: Callable[[], QueryPool], base_iri: str) -> list[Route]:
     """The routes, over the server's running pool (`running()` raises until it is up) and
     its base IRI. They take these, not the server: kg.serve.app imports this module."""
@@ -85,7 +107,19 @@ def routes(running: Callable[[], QueryPool], base_iri: str) -> list[Route]:
         )
         return JSONResponse(data)
 
+    async def suggest(request: Request) -> Response:
+        options = suggest_options(_options(request, {"kind", "top"}))
+        data = await running().graph(
+            "suggest",
+            GRAPH_TIMEOUT,
+            paper=_paper(request, "paper"),
+            base_iri=base_iri,
+            **options,
+        )
+        return JSONResponse(data)
+
     return [
         Route("/similar/{paper:path}", similar, methods=["GET"]),
+        Route("/suggest/{paper:path}", suggest, methods=["GET"]),
         Route("/shared/{a}/{b:path}", shared, methods=["GET"]),
     ]

@@ -36,6 +36,8 @@ MAX_RESULTS = 200
 MAX_SAMPLES = 500
 SIMILAR_TOP = 10
 SIMILAR_EXPLAIN = 4
+#: Suggested links on a paper page (kg.graph.suggest; the JSON of `/suggest`).
+SUGGEST_TOP = 8
 #: The prefixes the page queries use.
 PREFIXES = (
     "PREFIX kg: <https://w3id.org/kg/ontology#>\n"
@@ -336,6 +338,8 @@ class PaperStory:
     rows: dict[str, Any]
     similar: Mapping[str, Any] | None = None
     similar_error: str | None = None
+    suggested: Mapping[str, Any] | None = None
+    suggested_error: str | None = None
 
 
 DC, RDFS = "http://purl.org/dc/terms/", "http://www.w3.org/2000/01/rdf-schema#"
@@ -485,6 +489,41 @@ def _similar(view: Labeller, story: PaperStory) -> dict[str, Any]:
     }
 
 
+def _suggested(view: Labeller, story: PaperStory) -> dict[str, Any]:
+    if story.suggested_error:
+        return {"error": story.suggested_error, "results": []}
+    data = story.suggested or {}
+    results = []
+    for s in data.get("suggestions", []):
+        why = s.get("because", {})
+        results.append(
+            {
+                "item": view.link(s["item"], s["label"]),
+                "kind": s["kind"],
+                "score": s["score"],
+                "papers": s["papers"],
+                "similar": [
+                    {"paper": view.link(p["paper"], p["title"]), "similarity": p["similarity"]}
+                    for p in why.get("similar_papers", [])
+                ],
+                "cooccurring": [
+                    {
+                        "item": view.link(c["item"], c["label"]),
+                        "kind": c["kind"],
+                        "together": c["together"],
+                        "papers": c["papers"],
+                    }
+                    for c in why.get("cooccurring", [])
+                ],
+            }
+        )
+    return {
+        "error": None,
+        "results": results,
+        "href": local_href(view.desc.iri, view.base) and "/suggest/" + _paper_key(view),
+    }
+
+
 def _paper_key(view: Labeller) -> str:
     iri = view.desc.iri
     return iri[len(view.base) :] if iri.startswith(view.base + "paper/") else iri
@@ -562,6 +601,7 @@ def paper_context(view: Labeller, story: PaperStory) -> dict[str, Any]:
         "code": _code(view, rows.get("code", []), rows.get("samples", []), total),
         "results": _results(view, results),
         "similar": _similar(view, story),
+        "suggested": _suggested(view, story),
         "provenance": _provenance(view, rows.get("provenance", [])),
         "sources": sources(view, rows.get("provenance", [])),
     }
@@ -658,11 +698,25 @@ async def paper_story(pool: Any, iri: str, base: str) -> PaperStory:
         except KgError as exc:
             return None, f"Similar papers are not available: {exc}"
 
-    found = await asyncio.gather(*(pool.result(queries[n]) for n in names), similar())
-    data, error = found[-1]
-    results = dict(zip(names, found[:-1], strict=True))
+    async def suggested() -> tuple[Mapping[str, Any] | None, str | None]:
+        try:
+            from kg.serve.similar import GRAPH_TIMEOUT
+
+            data = await pool.graph(
+                "suggest", GRAPH_TIMEOUT, paper=iri, base_iri=base, kind=None, top=SUGGEST_TOP
+            )
+            return data, None
+        except KgError as exc:
+            return None, f"Suggested links are not available: {exc}"
+
+    found = await asyncio.gather(
+        *(pool.result(queries[n]) for n in names), similar(), suggested()
+    )
+    data, error = found[-2]
+    suggestions, suggestions_error = found[-1]
+    results = dict(zip(names, found[:-2], strict=True))
     results["results"] = result_rows(rows_of(results["results"]))
-    return PaperStory(results, data, error)
+    return PaperStory(results, data, error, suggestions, suggestions_error)
 
 
 async def early_story(pool: Any, iri: str, base: str) -> PaperStory | None:

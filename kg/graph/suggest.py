@@ -1,0 +1,418 @@
+"""Suggested links: the tasks, datasets, methods and repositories a paper most likely lacks.
+
+Two explainable votes, blended, over the paper × item incidence (kg.graph.incidence):
+
+* **similar papers** (paper kNN): the paper's k nearest papers by kg's explained similarity
+  (kg.graph.similarity, metric ``idf``) vote for their items, each with its similarity;
+  the vote is the similarity-weighted share of neighbours that have the item.
+* **co-occurring items** (item co-occurrence): each item j the paper has votes for item i
+  with how often they appear together, c(j, i) / (n_j^(1-d) · n_i^d) (d = 0: the share of
+  j's papers that have i; d = 1/2: the cosine), the votes weighted by j's idf (a rare
+  item says more than Adam does).
+
+score = blend · similar-paper vote + (1 - blend) · co-occurrence vote
+        + popularity · (papers with the item / papers with the most popular one)
+
+The popularity term is a small prior that orders items no vote reaches. Existing links are
+never suggested. Each suggestion carries its reasons: the similar papers that have the
+item, and the paper's items that co-occur with it most.
+
+The few settings (k, blend, d, popularity) are tuned per relation by `train` on a
+validation split of the store's own links (kg.graph.holdout, hiding every path to a held-out
+link). kg.graph.cache keeps the tuned model beside the store, and it goes stale with it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from kg.errors import UsageError
+from kg.graph.holdout import Evidence, Split, evaluate, relation_columns, split
+from kg.graph.incidence import Incidence, labels
+from kg.graph.relations import RELATIONS, SUGGEST_KINDS, fallback_label
+from kg.graph.similarity import SimilarityIndex, bm25_idf, metric_named, resolve_paper
+from kg.rdf.store import GraphStore
+
+Array = np.ndarray
+#: Bumped when the model's meaning changes, so a persisted model of an older kg is retrained.
+VERSION = 1
+_DECIMALS = 12
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The hyperparameters of one relation's suggestions."""
+
+    neighbours: int = 20
+    blend: float = 0.5
+    damping: float = 0.5
+    popularity: float = 0.01
+
+    def as_dict(self) -> dict[str, float | int]:
+        return asdict(self)
+
+
+#: The configurations `train` tries per relation (its trial budget: their number).
+GRID: tuple[Settings, ...] = tuple(
+    Settings(k, b) for k, b in itertools.product((10, 40), (0.25, 0.5, 0.75))
+)
+DEFAULT = Settings()
+
+
+def relation_of_kind(kind: str) -> str:
+    """`task` -> `tasks`: the relation a --kind names."""
+    key = kind.strip().lower()
+    if key not in SUGGEST_KINDS:
+        raise UsageError(
+            "{parameter} " + f"{kind[:40]!r} is not a kind; use one of: {', '.join(SUGGEST_KINDS)}",
+            parameter="kind",
+        )
+    return SUGGEST_KINDS[key]
+
+
+class Votes:
+    """The two votes and the prior over one incidence matrix (what a model learns from)."""
+
+    def __init__(self, index: SimilarityIndex) -> None:
+        self.index = index
+        inc = index.incidence
+        self.incidence = inc
+        self.matrix: sp.csr_matrix = inc.matrix
+        self.df = np.asarray(inc.item_papers, dtype=np.float64)
+        self.idf = bm25_idf(self.df, max(1, inc.shape[0]))
+        self._parts: dict[bytes, tuple[sp.csr_matrix, sp.csr_matrix]] = {}
+
+    def part(self, columns: Array) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+        """papers × `columns` and its transpose, cut once (a column cut copies the matrix)."""
+        key = np.asarray(columns, dtype=np.int64).tobytes()
+        if key not in self._parts:
+            cut = self.matrix[:, columns].tocsr()
+            self._parts[key] = (cut, cut.T.tocsr())
+        return self._parts[key]
+
+    def neighbours(self, rows: Array, k: int) -> tuple[Array, Array]:
+        """The k most similar papers of each row (-1 where fewer) and their similarity."""
+        return self.index.top_rows(np.asarray(rows, dtype=np.int64), k)
+
+    def paper_vote(self, neighbours: Array, sims: Array, k: int, columns: Array) -> Array:
+        """Similarity-weighted share of each row's k nearest papers that have each item."""
+        nb, s = neighbours[:, :k], sims[:, :k]
+        valid = nb >= 0
+        rows = np.repeat(np.arange(len(nb)), valid.sum(axis=1))
+        weights = sp.csr_matrix(
+            (s[valid], (rows, nb[valid])), shape=(len(nb), self.matrix.shape[0])
+        )
+        votes = np.asarray((weights @ self.part(columns)[0]).todense())
+        total = s.sum(axis=1, keepdims=True)
+        return np.asarray(np.divide(votes, total, out=np.zeros_like(votes), where=total > 0))
+
+    def item_vote(self, rows: Array, columns: Array, damping: float) -> Array:
+        """idf-weighted mean over each row's items j of c(j, i) / (n_j^(1-d) n_i^d)."""
+        m = self.matrix
+        df = np.maximum(self.df, 1.0)
+        own = m[rows]
+        scale = self.idf / np.power(df, 1.0 - damping)
+        through = m @ (own @ sp.diags(scale)).T.tocsc()  # papers × rows
+        votes = np.asarray((self.part(columns)[1] @ through).todense()).T
+        votes /= np.power(df[columns], damping)
+        total = np.asarray(own @ self.idf).reshape(-1, 1)
+        return np.asarray(np.divide(votes, total, out=np.zeros_like(votes), where=total > 0))
+
+    def prior(self, columns: Array) -> Array:
+        counts = self.df[columns]
+        top = counts.max() if len(counts) else 0.0
+        return counts / top if top > 0 else np.zeros(len(columns))
+
+    def scores(self, rows: Array, columns: Array, settings: Settings) -> Array:
+        rows = np.asarray(rows, dtype=np.int64)
+        nb, sims = self.neighbours(rows, settings.neighbours)
+        paper = self.paper_vote(nb, sims, settings.neighbours, columns)
+        item = self.item_vote(rows, columns, settings.damping)
+        return blend(paper, item, self.prior(columns), settings)
+
+
+def blend(paper: Array, item: Array, prior: Array, settings: Settings) -> Array:
+    out = settings.blend * paper + (1.0 - settings.blend) * item + settings.popularity * prior
+    return np.round(out, _DECIMALS)
+
+
+# --- training: tuning the settings on a validation split ----------------------------------
+
+
+@dataclass
+class Trained:
+    """What `train` chose per relation, and what it measured doing so."""
+
+    settings: dict[str, Settings]
+    validation: dict[str, dict[str, float]] = field(default_factory=dict)
+    trials: int = 0
+    seconds: float = 0.0
+
+    def for_relation(self, relation: str) -> Settings:
+        return self.settings.get(relation, DEFAULT)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "version": VERSION,
+            "settings": {r: s.as_dict() for r, s in self.settings.items()},
+            "validation": self.validation,
+            "trials": self.trials,
+            "seconds": round(self.seconds, 3),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Trained:
+        if data.get("version") != VERSION:
+            raise ValueError("a model of another version")
+        return cls(
+            {r: Settings(**s) for r, s in data["settings"].items()},
+            dict(data.get("validation", {})),
+            int(data.get("trials", 0)),
+            float(data.get("seconds", 0.0)),
+        )
+
+
+def votes_of(inc: Incidence) -> Votes:
+    return Votes(SimilarityIndex(inc, metric_named("idf")))
+
+
+def tune(
+    evidence: Evidence,
+    *,
+    kept: Array | None = None,
+    seed: int = 0,
+    grid: Sequence[Settings] = GRID,
+    relations: Sequence[str] = ("tasks", "datasets", "methods", "repositories"),
+) -> Trained:
+    """Try each of `grid` on a validation split of the links `kept` gives (all by default),
+    and keep the best filtered MRR per relation (ties: the earlier setting)."""
+    started = time.process_time()
+    valid = split(evidence, seed=seed, kept=kept, relations=relations)
+    votes = votes_of(valid.train())
+    ks = sorted({s.neighbours for s in grid})
+    chosen: dict[str, Settings] = {}
+    measured: dict[str, dict[str, float]] = {}
+    for relation, held in valid.held_out.items():
+        columns = relation_columns(evidence.full, relation)
+        rows = np.unique(held[0])
+        nb, sims = votes.neighbours(rows, max(ks))
+        paper = {k: votes.paper_vote(nb, sims, k, columns) for k in ks}
+        item = {d: votes.item_vote(rows, columns, d) for d in {s.damping for s in grid}}
+        prior = votes.prior(columns)
+        where = np.full(evidence.full.shape[0], -1, dtype=np.int64)
+        where[rows] = np.arange(len(rows))
+        best: tuple[float, Settings, dict[str, float]] | None = None
+        for settings in grid:
+            scores = blend(paper[settings.neighbours], item[settings.damping], prior, settings)
+
+            def scorer(
+                group: Array, cols: Array, scores: Array = scores, where: Array = where
+            ) -> Array:
+                return np.asarray(scores[where[group]])
+
+            result = evaluate(
+                Split(evidence, valid.kept, {relation: held}), {relation: scorer}
+            )[relation]
+            if best is None or result["mrr"] > best[0]:
+                best = (result["mrr"], settings, result)
+        assert best is not None
+        chosen[relation], measured[relation] = best[1], best[2]
+    return Trained(chosen, measured, len(grid), time.process_time() - started)
+
+
+def train(store: GraphStore, full: Incidence, *, seed: int = 0) -> Trained:
+    """Tune the settings on a validation split of the store's links."""
+    return tune(Evidence.read(store, full), seed=seed)
+
+
+# --- suggestions ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Model:
+    """A store's votes (over its similarity index) with the trained settings."""
+
+    votes: Votes
+    trained: Trained
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    item: str
+    relation: str
+    score: float
+    papers: int  # papers that have the item
+    similar_papers: tuple[tuple[str, float], ...]  # (paper, similarity), most similar first
+    cooccurring: tuple[tuple[str, str, int, int], ...]  # (item, relation, together, papers)
+    label: str | None = None
+
+
+@dataclass
+class SuggestResult:
+    paper: str
+    label: str | None
+    kinds: tuple[str, ...]
+    item_count: int
+    suggestions: list[Suggestion]
+    names: dict[str, str]
+    settings: dict[str, Settings]
+
+    def as_dict(self) -> dict[str, Any]:
+        def name(iri: str) -> str:
+            return self.names.get(iri) or fallback_label(iri)
+
+        return {
+            "paper": self.paper,
+            "title": self.label or fallback_label(self.paper),
+            "kinds": list(self.kinds),
+            "items": self.item_count,
+            "settings": {r: s.as_dict() for r, s in self.settings.items()},
+            "suggestions": [
+                {
+                    "item": s.item,
+                    "label": name(s.item),
+                    "kind": _kind_of(s.relation),
+                    "score": s.score,
+                    "papers": s.papers,
+                    "because": {
+                        "similar_papers": [
+                            {"paper": p, "title": name(p), "similarity": round(sim, 6)}
+                            for p, sim in s.similar_papers
+                        ],
+                        "cooccurring": [
+                            {
+                                "item": j,
+                                "label": name(j),
+                                "kind": _kind_of(rel),
+                                "together": together,
+                                "papers": n,
+                            }
+                            for j, rel, together, n in s.cooccurring
+                        ],
+                    },
+                }
+                for s in self.suggestions
+            ],
+        }
+
+
+def _kind_of(relation: str) -> str:
+    return RELATIONS[relation].item_type.lower()
+
+
+#: What is suggested without a kind: a repository belongs to its own paper, so another
+#: paper's repository is suggested only when asked for (--kind repository).
+DEFAULT_RELATIONS = ("tasks", "datasets", "methods")
+#: Reasons shown per suggestion, of each sort.
+REASONS = 3
+
+
+def suggest(
+    store: GraphStore,
+    paper: str,
+    *,
+    base_iri: str,
+    model: Model,
+    kind: str | None = None,
+    top: int = 10,
+) -> SuggestResult:
+    """The `top` links `paper` most likely lacks (of one `kind`, or of every kind), each
+    with its score and reasons. `model` comes from kg.graph.cache.suggest_model(store)."""
+    if top < 1:
+        raise UsageError("{parameter} must be at least 1", parameter="top")
+    relations = (
+        (relation_of_kind(kind),)
+        if kind
+        else tuple(r for r in DEFAULT_RELATIONS if r in model.votes.incidence.relations)
+    )
+    iri = resolve_paper(store, paper, base_iri)
+    votes = model.votes
+    inc = votes.incidence
+    row = inc.row(iri)
+    found: list[tuple[float, int, str]] = []
+    neighbours: dict[str, tuple[Array, Array]] = {}
+    relations = tuple(r for r in relations if r in inc.relations)
+    if row is not None and relations:  # one neighbour search serves every relation
+        most = max(model.trained.for_relation(r).neighbours for r in relations)
+        nearest, similarity = votes.neighbours(np.array([row]), most)
+    for relation in relations:
+        settings = model.trained.for_relation(relation)
+        columns = relation_columns(inc, relation)
+        if row is None:
+            scores = np.round(settings.popularity * votes.prior(columns), _DECIMALS)
+        else:
+            nb, sims = nearest[:, : settings.neighbours], similarity[:, : settings.neighbours]
+            scores = blend(
+                votes.paper_vote(nb, sims, settings.neighbours, columns)[0],
+                votes.item_vote(np.array([row]), columns, settings.damping)[0],
+                votes.prior(columns),
+                settings,
+            )
+            neighbours[relation] = (nb[0], sims[0])
+            scores[np.isin(columns, inc.items_of(row))] = -np.inf
+        order = np.lexsort((columns, -scores))[:top]
+        found.extend(
+            (float(scores[i]), int(columns[i]), relation)
+            for i in order
+            if np.isfinite(scores[i]) and scores[i] > 0
+        )
+    found.sort(key=lambda f: (-f[0], inc.items[f[1]]))
+    suggestions = [
+        _explain(votes, row, column, relation, score, neighbours.get(relation))
+        for score, column, relation in found[:top]
+    ]
+    names = labels(
+        store,
+        [iri]
+        + [s.item for s in suggestions]
+        + [p for s in suggestions for p, _ in s.similar_papers]
+        + [j for s in suggestions for j, *_ in s.cooccurring],
+    )
+    return SuggestResult(
+        iri,
+        names[iri],
+        tuple(_kind_of(r) for r in relations),
+        0 if row is None else int(inc.paper_items[row]),
+        suggestions,
+        names,
+        {r: model.trained.for_relation(r) for r in relations},
+    )
+
+
+def _explain(
+    votes: Votes,
+    row: int | None,
+    column: int,
+    relation: str,
+    score: float,
+    neighbours: tuple[Array, Array] | None,
+) -> Suggestion:
+    inc = votes.incidence
+    papers = int(votes.df[column])
+    if row is None or neighbours is None:
+        return Suggestion(inc.items[column], relation, score, papers, (), ())
+    nb, sims = neighbours
+    postings = inc.transposed  # items × papers
+    with_item = np.isin(nb, postings.indices[postings.indptr[column] : postings.indptr[column + 1]])
+    having = [
+        (inc.papers[int(p)], float(s))
+        for p, s, has in zip(nb.tolist(), sims.tolist(), with_item.tolist(), strict=True)
+        if p >= 0 and has
+    ][:REASONS]
+    own = inc.items_of(row)
+    together = np.asarray((postings[own] @ postings[column].T).todense()).ravel()
+    weight = votes.idf[own] * together / np.maximum(votes.df[own], 1.0)
+    order = [i for i in np.lexsort((own, -weight)) if together[i] > 0][:REASONS]
+    cooccurring = tuple(
+        (inc.items[int(own[i])], inc.relation_of(int(own[i])), int(together[i]),
+         int(votes.df[own[i]]))
+        for i in order
+    )
+    return Suggestion(inc.items[column], relation, score, papers, tuple(having), cooccurring)
