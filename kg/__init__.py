@@ -42,6 +42,7 @@ from kg.errors import (
 if TYPE_CHECKING:
     from kg.export.exporter import ExportReport
     from kg.graph.similarity import Match, SharedItem, SharedRelation, SharedResult, SimilarResult
+    from kg.graph.suggest import Suggestion, SuggestResult
     from kg.ingest.ingestor import IngestReport
     from kg.library import (
         Communities,
@@ -77,6 +78,8 @@ _LAZY = {
     "SharedItem": ("kg.graph.similarity", "SharedItem"),
     "SharedResult": ("kg.graph.similarity", "SharedResult"),
     "SharedRelation": ("kg.graph.similarity", "SharedRelation"),
+    "SuggestResult": ("kg.graph.suggest", "SuggestResult"),
+    "Suggestion": ("kg.graph.suggest", "Suggestion"),
     "Leaderboard": ("kg.query.leaderboard", "Leaderboard"),
     "LeaderboardSection": ("kg.query.leaderboard", "Section"),
     "LeaderboardEntry": ("kg.query.leaderboard", "Entry"),
@@ -110,6 +113,8 @@ __all__ = [  # noqa: RUF022 - grouped: the front door, the results, the errors
     "SimilarResult",
     "SparqlResult",
     "Stats",
+    "SuggestResult",
+    "Suggestion",
     "Thing",
     # errors
     "AmbiguousNameError",

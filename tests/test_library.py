@@ -27,7 +27,7 @@ import kg
 from kg.library import knowledge_graph
 from tests.conftest import BASE, ROOT, SEEDS_DIR, build_once
 
-HEAVY = ("pyoxigraph", "scipy", "numpy", "networkx", "tantivy", "rdflib", "starlette")
+HEAVY = ("pyoxigraph", "scipy", "numpy", "networkx", "tantivy", "rdflib", "starlette", "mcp")
 SNAPSHOT = ROOT / "tests" / "data" / "api_signatures.json"
 DCT = rdflib.Namespace("http://purl.org/dc/terms/")
 KGO = rdflib.Namespace("https://w3id.org/kg/ontology#")
@@ -143,7 +143,8 @@ COVERED = {
     "kg.search": {"StoreSearch", "rebuild", "Upkeep"},
     "kg.search.sparql": {"expand"},
     "kg.graph.similarity": {"similar", "shared", "resolve_paper"},
-    "kg.graph.cache": {"similarity_index"},
+    "kg.graph.cache": {"similarity_index", "suggest_model"},
+    "kg.graph.suggest": {"suggest"},
     "kg.graph.projections": {"project"},
     "kg.graph.analytics": {"communities", "components", "describe", "pagerank"},
     "kg.graph.incidence": {"load_incidence", "labels"},

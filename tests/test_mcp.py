@@ -32,7 +32,10 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 KOBAYASHI = "attention-module-is-not-only-a-weight"  # examples/records/000_…: arXiv 2004.10102
 HAO = "2004.11207"  # examples/records/003_…, given by its arXiv id
-TOOLS = {"search", "sparql", "run_named_query", "paper", "leaderboard", "similar_papers", "shared"}
+TOOLS = {
+    "search", "sparql", "run_named_query", "paper", "leaderboard", "similar_papers", "shared",
+    "suggest",
+}
 RESOURCES = {
     "kg://guide/sparql",
     "kg://ontology/kg.ttl",
@@ -63,6 +66,7 @@ CALLS: dict[str, tuple[str, dict[str, Any]]] = {
     ),
     "similar": ("similar_papers", {"paper": KOBAYASHI, "top": 5}),
     "shared": ("shared", {"a": "2004.10102", "b": HAO}),
+    "suggest": ("suggest", {"paper": "2004.10102", "kind": "method", "top": 5}),
 }
 
 
@@ -279,6 +283,18 @@ def test_leaderboard_equals_the_raw_json_and_the_cli(
     section = board["sections"][0]
     assert section["entries"][0]["number"] == max(values)
     assert [e["rank"] for e in section["entries"][:3]] == [1, 2, 3]
+
+
+def test_suggest_equals_the_cli_and_never_repeats_a_link(
+    answers: dict[str, Any], cli: Callable[..., Any]
+) -> None:
+    found = _ok(answers["suggest"])
+    assert found == cli("suggest", "2004.10102", "--kind", "method", "--top", "5", "--json")
+    assert len(found["suggestions"]) == 5
+    has = {m["method_name"] for m in _record("2004.10102")["methods"]}
+    assert not has & {s["label"] for s in found["suggestions"]}
+    assert all(s["because"]["similar_papers"] or s["because"]["cooccurring"]
+               for s in found["suggestions"])
 
 
 def test_similar_and_shared_equal_the_cli(

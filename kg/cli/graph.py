@@ -115,17 +115,7 @@ def suggest_command(
     The first call on a store tunes the model on the store's own links and keeps it
     beside the store, like the similarity index.
     """
-    from kg.graph.cache import suggest_model
-    from kg.graph.similarity import resolve_paper
-    from kg.graph.suggest import relation_of_kind, suggest
-
-    if kind is not None:
-        relation_of_kind(kind)  # a bad --kind fails before any loading
-    store = state.store()
-    resolve_paper(store, paper, state.base_iri)  # so does an unknown paper
-    result = suggest(
-        store, paper, base_iri=state.base_iri, model=suggest_model(store), kind=kind, top=top
-    )
+    result = state.graph().suggest(paper, kind=kind, top=top)
     data = result.as_dict()
     if as_json:
         _dump(data)

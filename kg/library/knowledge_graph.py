@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from kg.errors import RecordError
     from kg.export.exporter import ExportReport
     from kg.graph.similarity import SharedResult, SimilarResult
+    from kg.graph.suggest import SuggestResult
     from kg.ingest.ingestor import IngestReport
     from kg.query.leaderboard import Leaderboard
     from kg.query.named import NamedQuery
@@ -346,6 +347,31 @@ class KnowledgeGraph:
         from kg.graph.similarity import shared
 
         return shared(self.store, a, b, base_iri=self.base_iri, by=by)
+
+    def suggest(
+        self, paper: str, *, kind: str | None = None, top: int = DEFAULT_TOP
+    ) -> SuggestResult:
+        """The `top` links `paper` most likely lacks (`kg suggest`): tasks, datasets and
+        methods (or one `kind`: task, dataset, method, repository), each with its score and
+        reasons, the similar papers that have it and the paper's items that co-occur with
+        it. Never a link the paper has. The model is tuned on the store's own links on first
+        use and kept beside the store (docs/similarity.md, "Suggested links").
+
+        >>> found = g.suggest("attention-module-is-not-only-a-weight", kind="task", top=3)
+        >>> len(found.suggestions), {s.relation for s in found.suggestions}
+        (3, {'tasks'})
+        """
+        from kg.graph.cache import suggest_model
+        from kg.graph.similarity import resolve_paper
+        from kg.graph.suggest import relation_of_kind, suggest
+
+        if kind is not None:
+            relation_of_kind(kind)  # a bad kind fails before any loading
+        resolve_paper(self.store, paper, self.base_iri)  # so does an unknown paper
+        return suggest(
+            self.store, paper, base_iri=self.base_iri, model=suggest_model(self.store),
+            kind=kind, top=top,
+        )
 
     def projection(
         self,

@@ -123,6 +123,11 @@ def shared(graph: KnowledgeGraph, a: str, b: str, by: str) -> Data:
     return graph.shared(a, b, by=by).as_dict()
 
 
+def suggest(graph: KnowledgeGraph, paper: str, kind: str | None, top: int) -> Data:
+    """The links a paper most likely lacks, with reasons, as `kg suggest --json` prints them."""
+    return graph.suggest(paper, kind=kind, top=top).as_dict()
+
+
 def leaderboard(graph: KnowledgeGraph, task: str, dataset: str, metric: str | None) -> Data:
     """A leaderboard, ranked, as `kg leaderboard --format json` prints it."""
     board = graph.leaderboard(task, dataset, metric=metric)
@@ -150,6 +155,7 @@ CALLS: dict[str, Callable[..., Data]] = {
     "search": search,
     "similar": similar,
     "shared": shared,
+    "suggest": suggest,
     "leaderboard": leaderboard,
     "resolve": resolve,
     "void": void,

@@ -22,7 +22,14 @@ from typing import TYPE_CHECKING, Annotated, Any, Protocol
 from pydantic import Field
 
 from kg.errors import ForbiddenError, KgError, Param
-from kg.graph.relations import ALL, BY_CHOICES, DEFAULT_BY, DEFAULT_METRIC, METRIC_NAMES
+from kg.graph.relations import (
+    ALL,
+    BY_CHOICES,
+    DEFAULT_BY,
+    DEFAULT_METRIC,
+    METRIC_NAMES,
+    SUGGEST_KINDS,
+)
 from kg.mcp.texts import guide_text, prompt_text
 from kg.rdf.sparql_scan import refuse_outbound, scan
 
@@ -309,6 +316,30 @@ def build(
         authors, datasets), rarest first, with each relation's Jaccard index; the JSON of
         `kg shared --json`."""
         return await run("shared", a=a, b=b, by=by)
+
+    @server.tool(title="Suggested links", annotations=read_only)
+    async def suggest(
+        paper: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=2000,
+                description="The paper: slug, arXiv id, title or IRI.",
+            ),
+        ],
+        kind: Annotated[
+            str | None,
+            Field(
+                max_length=40,
+                description=f"Only links to one kind: {', '.join(SUGGEST_KINDS)}.",
+            ),
+        ] = None,
+        top: Annotated[int, Field(ge=1, le=100, description="How many suggestions.")] = 10,
+    ) -> dict[str, Any]:
+        """The tasks, datasets and methods a paper most likely lacks (predictions, not data),
+        each with its score and reasons: the similar papers that have the link and the
+        paper's items that co-occur with it; the JSON of `kg suggest --json`."""
+        return await run("suggest", paper=paper, kind=kind, top=top)
 
     # --- resources --------------------------------------------------------------------------
 
