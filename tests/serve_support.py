@@ -84,8 +84,13 @@ def client_for(store: GraphStore, **options: Any) -> Iterator[TestClient]:
     options.setdefault("refresh", 0.0)
     config = ServerConfig(base_iri=BASE, **options)
     app = create_app(Source.of(store), config)
+    before = set(children(os.getpid()))
     with TestClient(app, base_url="http://kg.test") as client:
         yield client
+    # A closed server leaves no query worker behind, busy or not (a runaway query's worker,
+    # once leaked, kept a core busy for the rest of the test run).
+    left = set(children(os.getpid())) - before
+    assert not left, f"query workers outlived the server: {sorted(left)}"
 
 
 def wait_until(condition: Callable[[], bool], limit: float = 30.0) -> None:

@@ -7,6 +7,7 @@ rdflib's own parsers and compared with what the store itself says.
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import os
@@ -36,6 +37,7 @@ from tests.serve_support import (
     SLOW_QUERY,
     TestClient,
     awkward_record,
+    children,
     client_for,
     memory_store,
     process_alive,
@@ -369,6 +371,27 @@ def test_timeout_stops_the_query_and_answers_503(store: GraphStore) -> None:
         wait_until(lambda: quick.get("/health").json()["workers_running"] == 2)
         assert not set(stats.worker_pids) & set(stats.killed_pids)
         assert quick.get("/sparql", params={"query": PAPERS}).status_code == 200
+
+
+def test_closing_right_after_an_overrun_leaves_no_worker_running(store: GraphStore) -> None:
+    """The overrun worker's kill is queued when the 503 goes out; a pool closed at once
+    (the server shutting down) still stops it. Before: the queued kill was cancelled with
+    the pool's threads, and the worker ran the cross product for the rest of the run."""
+    from kg.errors import QueryTimeoutError
+    from kg.serve.pool import QueryJob, QueryPool, Source
+
+    async def overrun_then_close() -> None:
+        pool = QueryPool(Source.of(store), workers=1, timeout=0.5, refresh=0.0)
+        await pool.start()
+        try:
+            with pytest.raises(QueryTimeoutError):
+                await pool.serialize(QueryJob(SLOW_QUERY))
+        finally:
+            await pool.close()  # no await in between: the replacement has not run
+
+    before = set(children(os.getpid()))
+    asyncio.run(overrun_then_close())
+    assert set(children(os.getpid())) == before
 
 
 def test_a_slow_query_does_not_stall_the_others(store: GraphStore) -> None:

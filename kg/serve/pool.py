@@ -613,6 +613,11 @@ class QueryPool:
         self._threads = ThreadPoolExecutor(max_workers=workers + 3, thread_name_prefix="kg-pool")
         self._idle: asyncio.Queue[_Worker] = asyncio.Queue()
         self._workers: set[_Worker] = set()
+        #: Every worker started and not yet seen dead: close() stops them all, including one
+        #: a cancelled `_replace` had taken out of `_workers` but not yet killed (a runaway
+        #: query would otherwise keep it busy after the server is gone).
+        self._spawned: set[_Worker] = set()
+        self._spawning = threading.Lock()  # _spawn runs in several executor threads at once
         self._writer: _Worker | None = None
         self._writers: asyncio.Queue[_Worker] = asyncio.Queue()  # holds the writer when idle
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -635,6 +640,9 @@ class QueryPool:
     def _spawn(self, writable: bool = False) -> _Worker:
         source, generation = self.source, self.generation  # together: the same version
         worker = _Worker(source, writable, generation, self.limits, self._allow)
+        with self._spawning:
+            self._spawned = {w for w in self._spawned if w.process.poll() is None}
+            self._spawned.add(worker)
         worker.wait_ready(self.start_timeout)
         return worker
 
@@ -667,7 +675,9 @@ class QueryPool:
         self._closed = True
         for task in list(self._tasks):
             task.cancel()
-        workers = [*self._workers, *([self._writer] if self._writer else [])]
+        with self._spawning:
+            spawned, self._spawned = self._spawned, set()
+        workers = {*self._workers, *spawned, *([self._writer] if self._writer else [])}
         self._workers.clear()
         self._writer = None
         loop = asyncio.get_running_loop()
