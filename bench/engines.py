@@ -4,7 +4,7 @@
     python bench/engines.py --print    # print only
 
 It runs the engine tests (Virtuoso, Jena, the oxigraph server and `kg serve`, each loaded
-with the README's example export; .ci/engines.sh installs the first two), which write the
+with the export of a slice of the README's example store; .ci/engines.sh installs the first two), which write the
 table of outcomes to the file KG_ENGINES_TABLE names, times the whole step, and copies the
 table between the `<!-- engines:start -->` and `<!-- engines:end -->` marks of the doc.
 """
