@@ -4,6 +4,7 @@ paper, and a link removed from a real record comes back with the text as its rea
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from pathlib import Path
@@ -21,6 +22,9 @@ from kg.graph.incidence import load_incidence
 from kg.graph.suggest import read_text, tune, votes_of
 from kg.ingest.ingestor import ingest
 from kg.rdf.store import GraphStore
+from kg.serve.app import ServerConfig, create_app
+from kg.serve.pool import Source
+from tests.serve_support import TestClient
 
 ROOT = Path(__file__).resolve().parent.parent
 BASE = "https://w3id.org/kg/id/"
@@ -169,3 +173,15 @@ def test_a_method_removed_from_a_record_comes_back_named_by_its_text(tmp_path: P
         app, ["--store", str(path), "suggest", PAPER, "--kind", "method", "--top", "3"]
     )
     assert "its abstract names 'BERT'" in text.output
+    # /suggest answers the same JSON, and the paper page shows the reason among its
+    # suggestions (one code path: kg.graph.suggest.suggest)
+    config = ServerConfig(base_iri=BASE, workers=1, refresh=0.0)
+    with TestClient(create_app(Source(path=path), config), base_url="http://kg.test") as c:
+        served = c.get(f"/suggest/{PAPER}?kind=method", headers={"Accept": "application/json"})
+        page = c.get(f"/paper/{PAPER}", headers={"Accept": "text/html"})
+    assert served.status_code == 200 and served.json() == json.loads(result.output)
+    assert page.status_code == 200
+    section = html.unescape(page.text.split("Suggested links (not in the data)", 1)[1])
+    section = section.split("</ol>", 1)[0]
+    assert "its abstract names 'BERT'" in section
+    assert "its title names 'Transformer'" in section

@@ -6,8 +6,9 @@ introduces it), so no vote over the incidence can reach it: the link structure k
 nothing of the method once the link is hidden. The paper's text often does ("AdaBelief
 Optimizer: …" introduces *Adabelief*). This module scores that evidence:
 
-* the **words** of a text are the search index's (kg.search.index: lower-cased,
-  accent-folded), without a plural `s` (`Networks` and `network` match; a stemmer would
+* the **words** of a text are those of the search index's whole-name matching
+  (kg.search.index.normalise: lower-cased, accents off, split at anything not a letter or
+  a digit), without a plural `s` (`Networks` and `network` match; a stemmer would
   make `transformed` a `Transformer`), so a match is a match of whole words,
   case-insensitive. Every word counts, `I` of `I-BERT` and `3` of `Deep Voice 3` too:
   its weight says how much;
@@ -34,7 +35,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -44,6 +44,7 @@ from kg.graph.incidence import Incidence
 from kg.graph.similarity import bm25_idf
 from kg.rdf.store import GraphStore
 from kg.rdf.vocab import KG, STD
+from kg.search.index import normalise
 
 Array = np.ndarray
 #: Bumped when the index's meaning changes, so a persisted one of an older kg is rebuilt.
@@ -57,13 +58,6 @@ _FIELD_PREDICATES = {"title": STD.title, "abstract": STD.abstract}
 _NAME_PREDICATES = (STD.label, KG.fullName)
 _DUPLICATE_SUFFIX = re.compile(r"-\d+$")
 _BATCH = 500
-
-
-@lru_cache(maxsize=1)
-def _analyzer() -> Any:
-    from kg.search.index import PLAIN, analyzers
-
-    return analyzers()[PLAIN]
 
 
 def fold(word: str) -> str:
@@ -85,7 +79,7 @@ def words(text: str) -> list[tuple[str, str]]:
     [('adam', 'adam'), ('s', 's'), ('i', 'i'), ('bert', 'bert'), ('dense', 'dense'),
      ('connection', 'connections')]
     """
-    return [(fold(w), w) for w in _analyzer().analyze(text)]
+    return [(fold(w), w) for w in normalise(text).split()]
 
 
 def slug_name(iri: str) -> str:
