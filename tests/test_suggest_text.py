@@ -16,7 +16,7 @@ import rdflib
 from typer.testing import CliRunner
 
 from kg.cli import app
-from kg.graph.content import ContentIndex, slug_name
+from kg.graph.content import ContentIndex, read_texts, slug_name
 from kg.graph.holdout import Evidence, filtered_ranks, relation_columns, split
 from kg.graph.incidence import load_incidence
 from kg.graph.suggest import read_text, tune, votes_of
@@ -108,6 +108,11 @@ def test_the_text_score_ignores_what_ties_a_method_to_its_paper(tmp_path: Path) 
     assert words.shape[0] == len(full.papers) > 1000
     first, second = before.scores(words, columns), after.scores(words_after, columns)
     assert np.array_equal(first, second)
+    # a suggestion reads its one paper's text: the same words as the training's
+    texts = read_texts(store, list(full.papers[:50]))
+    for row in range(50):
+        one = before.paper_words([texts.get(full.papers[row], {})])
+        assert (one != words[row]).nnz == 0 and one.nnz == words[row].nnz > 0
     # and the texts do name methods: most papers' own method scores above zero
     own = full.matrix[:, columns].toarray() > 0
     assert (first[own] > 0).mean() > 0.7  # 0.7102: 1,240 of 1,746

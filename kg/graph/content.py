@@ -199,53 +199,63 @@ class ContentIndex:
         inc: Incidence,
         names: Mapping[str, Sequence[str]],
         texts: Mapping[str, Mapping[str, Sequence[str]]],
-    ) -> ContentIndex:
-        """From the items' names and every paper's texts (the word weights: over `texts`)."""
-        docs = [sorted({s for t in _all(fields) for s, _ in words(t)}) for fields in
-                texts.values()]
+    ) -> tuple[ContentIndex, sp.csr_matrix]:
+        """From the items' names and every paper's texts (the word weights: over `texts`):
+        the index, and the words of each of `inc`'s papers (papers × words, 0/1)."""
+        ids: dict[str, int] = {}
+
+        def bag(text: Iterable[str]) -> Array:
+            found = {ids.setdefault(s, len(ids)) for t in text for s, _ in words(t)}
+            return np.fromiter(sorted(found), dtype=np.int64, count=len(found))
+
+        papers = list(texts)
+        docs = [bag(_all(texts[p])) for p in papers]
         named = [
-            (column, name, sorted({s for s, _ in words(name)}))
+            (column, name, bag([name]))
             for column, item in enumerate(inc.items)
             if inc.relation_of(column) in NAMED
             for name in names.get(item, ())
         ]
-        named = [n for n in named if n[2]]
-        vocabulary = np.array(
-            sorted({w for d in docs for w in d} | {w for n in named for w in n[2]}), dtype=str
-        )
-        df = np.zeros(len(vocabulary))
-        if docs:
-            found = np.concatenate([np.asarray(d, dtype=str) for d in docs if d] or [
-                np.zeros(0, dtype=str)])
-            np.add.at(df, np.searchsorted(vocabulary, found), 1.0)
-        idf = bm25_idf(df, max(1, len(docs)))
-        rows = np.repeat(np.arange(len(named)), [len(n[2]) for n in named])
-        cols = (
-            np.searchsorted(vocabulary, np.concatenate([np.asarray(n[2], dtype=str)
-                                                       for n in named]))
-            if named
-            else np.zeros(0, dtype=np.int64)
-        )
-        matrix = sp.csr_matrix(
-            (np.ones(len(rows)), (rows, cols)), shape=(len(named), len(vocabulary))
-        )
-        return cls(
+        named = [n for n in named if len(n[2])]
+        # sorted words, so that a fresh process finds a word's id by binary search
+        vocabulary = np.array(list(ids), dtype=str)
+        order = np.argsort(vocabulary, kind="stable")
+        vocabulary = vocabulary[order]
+        remap = np.empty(len(order), dtype=np.int64)
+        remap[order] = np.arange(len(order))
+
+        def matrix(bags: Sequence[Array]) -> sp.csr_matrix:
+            indptr = np.zeros(len(bags) + 1, dtype=np.int64)
+            np.cumsum([len(b) for b in bags], out=indptr[1:])
+            indices = remap[np.concatenate(bags)] if bags else np.zeros(0, dtype=np.int64)
+            out = sp.csr_matrix(
+                (np.ones(len(indices)), indices, indptr), shape=(len(bags), len(vocabulary))
+            )
+            out.sort_indices()
+            return out
+
+        in_texts = matrix(docs)
+        df = np.bincount(in_texts.indices, minlength=len(vocabulary)).astype(np.float64)
+        index = cls(
             vocabulary,
-            idf,
-            matrix,
+            bm25_idf(df, max(1, len(docs))),
+            matrix([n[2] for n in named]),
             np.array([n[0] for n in named], dtype=np.int64),
             [n[1] for n in named],
             len(inc.items),
         )
+        row_of = {p: i for i, p in enumerate(papers)}
+        take = np.fromiter((row_of.get(p, len(papers)) for p in inc.papers), dtype=np.int64,
+                           count=len(inc.papers))
+        padded = sp.vstack([in_texts, sp.csr_matrix((1, len(vocabulary)))], format="csr")
+        return index, padded[take]
 
     @classmethod
     def read(cls, store: GraphStore, inc: Incidence) -> tuple[ContentIndex, sp.csr_matrix]:
         """The index of `inc`'s items' names, and the words of each of `inc`'s papers (a
         papers × words matrix), read from the store."""
         wanted = [item for c, item in enumerate(inc.items) if inc.relation_of(c) in NAMED]
-        texts = read_all_texts(store)
-        index = cls.build(inc, read_names(store, wanted), texts)
-        return index, index.paper_words([texts.get(p, {}) for p in inc.papers])
+        return cls.build(inc, read_names(store, wanted), read_all_texts(store))
 
     def state(self) -> dict[str, Array]:
         return {
