@@ -41,6 +41,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from kg.graph.incidence import Incidence
+from kg.graph.relations import RELATIONS
 from kg.graph.similarity import bm25_idf
 from kg.rdf.store import GraphStore
 from kg.rdf.vocab import KG, STD
@@ -120,10 +121,21 @@ def read_all_texts(store: GraphStore) -> dict[str, dict[str, list[str]]]:
 
 
 def read_names(store: GraphStore, items: Sequence[str]) -> dict[str, list[str]]:
-    """Each item's names: its label(s) and full name(s), then its slug."""
+    """Each item's names: its label(s) and full name(s), then its slug. One query per
+    name predicate and item class (a VALUES list of thousands of IRIs is much slower)."""
     out: dict[str, list[str]] = {item: [] for item in items}
+    classes = " ".join(getattr(KG, RELATIONS[r].item_type) for r in NAMED)
+    for predicate in _NAME_PREDICATES:
+        query = (
+            f"SELECT DISTINCT ?x ?name WHERE {{ VALUES ?class {{ {classes} }} "
+            f"?x a ?class ; {predicate} ?name FILTER(isLiteral(?name)) }}"
+        )
+        for item, name in store.select_values(query):
+            if item in out and name and name not in out[item]:
+                out[item].append(name)
+    untyped = [item for item, names in out.items() if not names]
     predicates = " ".join(_NAME_PREDICATES)
-    for values in _values(list(items)):
+    for values in _values(untyped):  # an item without a class (rare): by its IRI
         query = (
             f"SELECT DISTINCT ?x ?name WHERE {{ VALUES ?x {{ {values} }} "
             f"VALUES ?p {{ {predicates} }} ?x ?p ?name FILTER(isLiteral(?name)) }}"
