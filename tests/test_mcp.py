@@ -293,7 +293,7 @@ def test_suggest_equals_the_cli_and_never_repeats_a_link(
     assert len(found["suggestions"]) == 5
     has = {m["method_name"] for m in _record("2004.10102")["methods"]}
     assert not has & {s["label"] for s in found["suggestions"]}
-    assert all(s["because"]["similar_papers"] or s["because"]["cooccurring"]
+    assert all(any(s["because"][k] for k in ("similar_papers", "cooccurring", "text"))
                for s in found["suggestions"])
 
 

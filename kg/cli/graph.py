@@ -109,8 +109,9 @@ def suggest_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
 ) -> None:
     """The links PAPER most likely lacks (tasks, datasets, methods, repositories), each with
-    its score and reasons: the similar papers that have it, and PAPER's items that co-occur
-    with it. Never a link PAPER already has (docs/similarity.md, "Suggested links").
+    its score and reasons: the similar papers that have it, PAPER's items that co-occur
+    with it, and where PAPER's title or abstract names it. Never a link PAPER already has
+    (docs/similarity.md, "Suggested links").
 
     The first call on a store tunes the model on the store's own links and keeps it
     beside the store, like the similarity index.
@@ -143,7 +144,9 @@ def suggest_command(
                 for c in why["cooccurring"]
             )
             lines.append(f"       co-occurs with its: {shown}")
-        if not why["similar_papers"] and not why["cooccurring"]:
+        for named in why["text"]:
+            lines.append(f"       {named['text']}")
+        if not why["similar_papers"] and not why["cooccurring"] and not why["text"]:
             lines.append("       popular: nothing else to go by")
     emit("\n".join(lines))
 

@@ -10,7 +10,9 @@ what it built into `<store>/.kg-cache/`, and later calls, in any process, load i
   metric's version is in the name, and `SimilarityIndex.restore` refuses weights that are
   not the metric's own, so an index written by an earlier kg is rebuilt, not misread.
 * `suggest-v<version>.json`: the settings `kg suggest` tuned on the store's own links
-  (kg.graph.suggest.train), written the first time a suggestion is asked for.
+  (kg.graph.suggest.train), written the first time a suggestion is asked for;
+* `content-v<version>.npz`: the items' names and their words' weights over all papers'
+  texts (kg.graph.content.ContentIndex), written with it.
 
 The cache is keyed to the store's content: the names, sizes and modification times of its
 files (`kg.rdf.snapshots.store_signature`), which any write changes (a read does not). A record
@@ -40,11 +42,13 @@ from typing import overload
 
 import numpy as np
 
+from kg.graph.content import VERSION as CONTENT_VERSION
+from kg.graph.content import ContentIndex
 from kg.graph.incidence import Incidence, load_incidence
 from kg.graph.relations import ALL, relation_names
 from kg.graph.similarity import SimilarityIndex, metric_named
 from kg.graph.suggest import VERSION as SUGGEST_VERSION
-from kg.graph.suggest import Model, Trained, Votes, train
+from kg.graph.suggest import Model, Trained, Votes, read_text, train
 from kg.rdf.snapshots import store_signature
 from kg.rdf.store import GraphStore
 
@@ -345,27 +349,43 @@ def similarity_index(store: GraphStore, by: str | Sequence[str], metric: str) ->
 
 
 def suggest_model(store: GraphStore) -> Model:
-    """The suggestion model of the store: its similarity index (all relations, idf) and the
-    settings tuned on its links, loaded or trained (and then kept)."""
+    """The suggestion model of the store: its similarity index (all relations, idf), the
+    items' names (kg.graph.content) and the settings tuned on its links, loaded or trained
+    (and then kept)."""
     index = similarity_index(store, ALL, "idf")
     if content_key(store) is None:
-        return Model(Votes(index), train(store, index.incidence))
+        names, words = read_text(store, index.incidence)
+        return Model(Votes(index, names), train(store, index.incidence, text=(names, words)))
     loaded = _loaded(store)
     if loaded.suggest is not None:
         return loaded.suggest
     directory = cache_directory(store, loaded.key)
     name = f"suggest-v{SUGGEST_VERSION}.json"
+    content_name = f"content-v{CONTENT_VERSION}.npz"
     trained: Trained | None = None
+    content: ContentIndex | None = None
     if directory is not None:
         with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
             trained = Trained.from_dict(json.loads((directory / name).read_text()))
-    if trained is None:
-        trained = train(store, index.incidence)
+        with contextlib.suppress(OSError, ValueError, KeyError, TypeError), np.load(
+            directory / content_name
+        ) as z:
+            content = ContentIndex.restore({k: z[k] for k in z.files})
+    if trained is None or content is None:
+        content, words = read_text(store, index.incidence)
+        trained = train(store, index.incidence, text=(content, words))
         if directory is not None and directory.is_dir():
             text = json.dumps(trained.as_dict(), indent=1)
+            state = content.state()
+
+            def arrays(tmp: str) -> None:
+                with open(tmp, "wb") as out:
+                    np.savez(out, **state)  # type: ignore[arg-type]
+
             with contextlib.suppress(OSError):
+                _write_atomically(directory, content_name, arrays)
                 _write_atomically(directory, name, lambda t: Path(t).write_text(text))
-    loaded.suggest = Model(Votes(index), trained)
+    loaded.suggest = Model(Votes(index, content), trained)
     return loaded.suggest
 
 

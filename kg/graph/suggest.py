@@ -1,6 +1,7 @@
 """Suggested links: the tasks, datasets, methods and repositories a paper most likely lacks.
 
-Two explainable votes, blended, over the paper × item incidence (kg.graph.incidence):
+Two explainable votes, blended, over the paper × item incidence (kg.graph.incidence), and
+the evidence of the paper's own text (kg.graph.content):
 
 * **similar papers** (paper kNN): the paper's k nearest papers by kg's explained similarity
   (kg.graph.similarity, metric ``idf``) vote for their items, each with its similarity;
@@ -9,15 +10,20 @@ Two explainable votes, blended, over the paper × item incidence (kg.graph.incid
   with how often they appear together, c(j, i) / (n_j^(1-d) · n_i^d) (d = 0: the share of
   j's papers that have i; d = 1/2: the cosine), the votes weighted by j's idf (a rare
   item says more than Adam does).
+* **its text names it**: the item's name (label, full name or slug) in the paper's title or
+  abstract, whole words, weighted by their rarity over all papers' texts (kg.graph.content).
+  A held-out paper–method link is almost always its method's only link, which no vote over
+  the incidence can reach; the paper's title often names the method.
 
 score = blend · similar-paper vote + (1 - blend) · co-occurrence vote
         + popularity · (papers with the item / papers with the most popular one)
+        + text · (the content score of the item's best name)
 
 The popularity term is a small prior that orders items no vote reaches. Existing links are
 never suggested. Each suggestion carries its reasons: the similar papers that have the
-item, and the paper's items that co-occur with it most.
+item, the paper's items that co-occur with it most, and where its text names the item.
 
-The few settings (k, blend, d, popularity) are tuned per relation by `train` on a
+The few settings (k, blend, d, popularity, text) are tuned per relation by `train` on a
 validation split of the store's own links (kg.graph.holdout, hiding every path to a held-out
 link). kg.graph.cache keeps the tuned model beside the store, and it goes stale with it.
 """
@@ -27,13 +33,14 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
 from kg.errors import UsageError
+from kg.graph.content import ContentIndex, Match, read_texts
 from kg.graph.holdout import Evidence, Split, evaluate, relation_columns, split
 from kg.graph.incidence import Incidence, labels
 from kg.graph.relations import RELATIONS, SUGGEST_KINDS, fallback_label
@@ -42,7 +49,7 @@ from kg.rdf.store import GraphStore
 
 Array = np.ndarray
 #: Bumped when the model's meaning changes, so a persisted model of an older kg is retrained.
-VERSION = 1
+VERSION = 2
 _DECIMALS = 12
 
 
@@ -54,6 +61,7 @@ class Settings:
     blend: float = 0.5
     damping: float = 0.5
     popularity: float = 0.01
+    text: float = 0.0
 
     def as_dict(self) -> dict[str, float | int]:
         return asdict(self)
@@ -63,6 +71,9 @@ class Settings:
 GRID: tuple[Settings, ...] = tuple(
     Settings(k, b) for k, b in itertools.product((10, 40), (0.25, 0.5, 0.75))
 )
+#: The weights of the text's evidence `train` tries per relation, once the votes' settings are
+#: chosen (0: the text does not help; more trials on top of GRID's).
+TEXT_WEIGHTS: tuple[float, ...] = (0.0, 0.003, 0.01, 0.03, 0.1, 0.3)
 DEFAULT = Settings()
 
 
@@ -78,10 +89,19 @@ def relation_of_kind(kind: str) -> str:
 
 
 class Votes:
-    """The two votes and the prior over one incidence matrix (what a model learns from)."""
+    """The two votes and the prior over one incidence matrix (what a model learns from),
+    and the items' names (`content`) with, when training, every paper's words (`words`,
+    rows of the incidence; a suggestion reads its one paper's text instead)."""
 
-    def __init__(self, index: SimilarityIndex) -> None:
+    def __init__(
+        self,
+        index: SimilarityIndex,
+        content: ContentIndex | None = None,
+        words: sp.csr_matrix | None = None,
+    ) -> None:
         self.index = index
+        self.content = content
+        self.words = words
         inc = index.incidence
         self.incidence = inc
         self.matrix: sp.csr_matrix = inc.matrix
@@ -130,16 +150,31 @@ class Votes:
         top = counts.max() if len(counts) else 0.0
         return counts / top if top > 0 else np.zeros(len(columns))
 
+    def text_vote(self, words: sp.csr_matrix | None, columns: Array) -> Array | None:
+        """How strongly each row's text names each item (kg.graph.content), or None
+        without names or words."""
+        if self.content is None or words is None:
+            return None
+        return self.content.scores(words, columns)
+
+    def words_of(self, rows: Array) -> sp.csr_matrix | None:
+        return None if self.words is None else self.words[np.asarray(rows, dtype=np.int64)]
+
     def scores(self, rows: Array, columns: Array, settings: Settings) -> Array:
         rows = np.asarray(rows, dtype=np.int64)
         nb, sims = self.neighbours(rows, settings.neighbours)
         paper = self.paper_vote(nb, sims, settings.neighbours, columns)
         item = self.item_vote(rows, columns, settings.damping)
-        return blend(paper, item, self.prior(columns), settings)
+        text = self.text_vote(self.words_of(rows), columns) if settings.text else None
+        return blend(paper, item, self.prior(columns), settings, text)
 
 
-def blend(paper: Array, item: Array, prior: Array, settings: Settings) -> Array:
+def blend(
+    paper: Array, item: Array, prior: Array, settings: Settings, text: Array | None = None
+) -> Array:
     out = settings.blend * paper + (1.0 - settings.blend) * item + settings.popularity * prior
+    if text is not None and settings.text:
+        out = out + settings.text * text
     return np.round(out, _DECIMALS)
 
 
@@ -179,8 +214,15 @@ class Trained:
         )
 
 
-def votes_of(inc: Incidence) -> Votes:
-    return Votes(SimilarityIndex(inc, metric_named("idf")))
+def votes_of(inc: Incidence, text: Text | None = None) -> Votes:
+    """The votes over `inc` (a training graph), with the names and paper words of `text`
+    (read from the whole store: they hold no link)."""
+    index = SimilarityIndex(inc, metric_named("idf"))
+    return Votes(index) if text is None else Votes(index, text[0], text[1])
+
+
+#: An index of the items' names and every paper's words (rows of the incidence).
+Text = tuple[ContentIndex, sp.csr_matrix]
 
 
 def tune(
@@ -189,16 +231,20 @@ def tune(
     kept: Array | None = None,
     seed: int = 0,
     grid: Sequence[Settings] = GRID,
+    text: Text | None = None,
+    text_weights: Sequence[float] = TEXT_WEIGHTS,
     relations: Sequence[str] = ("tasks", "datasets", "methods", "repositories"),
 ) -> Trained:
     """Try each of `grid` on a validation split of the links `kept` gives (all by default),
-    and keep the best filtered MRR per relation (ties: the earlier setting)."""
+    and keep the best filtered MRR per relation (ties: the earlier setting); then, with
+    `text`, each of `text_weights` with the chosen setting, the same way."""
     started = time.process_time()
     valid = split(evidence, seed=seed, kept=kept, relations=relations)
-    votes = votes_of(valid.train())
+    votes = votes_of(valid.train(), text)
     ks = sorted({s.neighbours for s in grid})
     chosen: dict[str, Settings] = {}
     measured: dict[str, dict[str, float]] = {}
+    count = len(grid)
     for relation, held in valid.held_out.items():
         columns = relation_columns(evidence.full, relation)
         rows = np.unique(held[0])
@@ -206,11 +252,18 @@ def tune(
         paper = {k: votes.paper_vote(nb, sims, k, columns) for k in ks}
         item = {d: votes.item_vote(rows, columns, d) for d in {s.damping for s in grid}}
         prior = votes.prior(columns)
+        named = votes.text_vote(votes.words_of(rows), columns)
         where = np.full(evidence.full.shape[0], -1, dtype=np.int64)
         where[rows] = np.arange(len(rows))
         best: tuple[float, Settings, dict[str, float]] | None = None
-        for settings in grid:
-            scores = blend(paper[settings.neighbours], item[settings.damping], prior, settings)
+        trials = [*grid]
+        tried = 0
+        while tried < len(trials):
+            settings = trials[tried]
+            tried += 1
+            scores = blend(
+                paper[settings.neighbours], item[settings.damping], prior, settings, named
+            )
 
             def scorer(
                 group: Array, cols: Array, scores: Array = scores, where: Array = where
@@ -222,14 +275,28 @@ def tune(
             )[relation]
             if best is None or result["mrr"] > best[0]:
                 best = (result["mrr"], settings, result)
+            if tried == len(grid) and named is not None:  # then the text's weight
+                assert best is not None
+                base = best[1]
+                trials += [replace(base, text=w) for w in text_weights if w != base.text]
         assert best is not None
         chosen[relation], measured[relation] = best[1], best[2]
-    return Trained(chosen, measured, len(grid), time.process_time() - started)
+        count = max(count, len(trials))
+    return Trained(chosen, measured, count, time.process_time() - started)
 
 
-def train(store: GraphStore, full: Incidence, *, seed: int = 0) -> Trained:
-    """Tune the settings on a validation split of the store's links."""
-    return tune(Evidence.read(store, full), seed=seed)
+def read_text(store: GraphStore, full: Incidence) -> Text:
+    """The items' names and every paper's words, read from the store (no link)."""
+    return ContentIndex.read(store, full)
+
+
+def train(
+    store: GraphStore, full: Incidence, *, seed: int = 0, text: Text | None = None
+) -> Trained:
+    """Tune the settings on a validation split of the store's links (with the evidence of
+    the papers' texts: `text`, read from the store when not given)."""
+    text = read_text(store, full) if text is None else text
+    return tune(Evidence.read(store, full), seed=seed, text=text)
 
 
 # --- suggestions ---------------------------------------------------------------------------
@@ -252,6 +319,7 @@ class Suggestion:
     similar_papers: tuple[tuple[str, float], ...]  # (paper, similarity), most similar first
     cooccurring: tuple[tuple[str, str, int, int], ...]  # (item, relation, together, papers)
     label: str | None = None
+    named: Match | None = None  # where the paper's text names the item
 
 
 @dataclass
@@ -296,6 +364,7 @@ class SuggestResult:
                             }
                             for j, rel, together, n in s.cooccurring
                         ],
+                        "text": [] if s.named is None else [s.named.as_dict()],
                     },
                 }
                 for s in self.suggestions
@@ -342,19 +411,26 @@ def suggest(
     if row is not None and relations:  # one neighbour search serves every relation
         most = max(model.trained.for_relation(r).neighbours for r in relations)
         nearest, similarity = votes.neighbours(np.array([row]), most)
+    # the paper's own text, read once, when a relation weighs it
+    reads = [r for r in relations if model.trained.for_relation(r).text]
+    fields = read_texts(store, [iri]).get(iri, {}) if reads and votes.content else {}
+    words = votes.content.paper_words([fields]) if reads and votes.content else None
     for relation in relations:
         settings = model.trained.for_relation(relation)
         columns = relation_columns(inc, relation)
+        text = votes.text_vote(words, columns)
         if row is None:
-            scores = np.round(settings.popularity * votes.prior(columns), _DECIMALS)
+            none = np.zeros((1, len(columns)))
+            scores = blend(none, none, votes.prior(columns), settings, text)[0]
         else:
             nb, sims = nearest[:, : settings.neighbours], similarity[:, : settings.neighbours]
             scores = blend(
-                votes.paper_vote(nb, sims, settings.neighbours, columns)[0],
-                votes.item_vote(np.array([row]), columns, settings.damping)[0],
+                votes.paper_vote(nb, sims, settings.neighbours, columns),
+                votes.item_vote(np.array([row]), columns, settings.damping),
                 votes.prior(columns),
                 settings,
-            )
+                text,
+            )[0]
             neighbours[relation] = (nb[0], sims[0])
             scores[np.isin(columns, inc.items_of(row))] = -np.inf
         order = np.lexsort((columns, -scores))[:top]
@@ -364,9 +440,20 @@ def suggest(
             if np.isfinite(scores[i]) and scores[i] > 0
         )
     found.sort(key=lambda f: (-f[0], inc.items[f[1]]))
+    found = found[:top]
+    named = (
+        votes.content.explain(
+            inc.items, [c for _, c, r in found if r in reads], fields
+        )
+        if votes.content is not None and fields
+        else {}
+    )
     suggestions = [
-        _explain(votes, row, column, relation, score, neighbours.get(relation))
-        for score, column, relation in found[:top]
+        replace(
+            _explain(votes, row, column, relation, score, neighbours.get(relation)),
+            named=named.get(column),
+        )
+        for score, column, relation in found
     ]
     names = labels(
         store,

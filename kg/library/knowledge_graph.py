@@ -353,9 +353,10 @@ class KnowledgeGraph:
     ) -> SuggestResult:
         """The `top` links `paper` most likely lacks (`kg suggest`): tasks, datasets and
         methods (or one `kind`: task, dataset, method, repository), each with its score and
-        reasons, the similar papers that have it and the paper's items that co-occur with
-        it. Never a link the paper has. The model is tuned on the store's own links on first
-        use and kept beside the store (docs/similarity.md, "Suggested links").
+        reasons: the similar papers that have it, the paper's items that co-occur with it,
+        and where the paper's title or abstract names it. Never a link the paper has. The
+        model is tuned on the store's own links on first use and kept beside the store
+        (docs/similarity.md, "Suggested links").
 
         >>> found = g.suggest("attention-module-is-not-only-a-weight", kind="task", top=3)
         >>> len(found.suggestions), {s.relation for s in found.suggestions}

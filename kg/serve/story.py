@@ -515,6 +515,7 @@ def _suggested(view: Labeller, story: PaperStory) -> dict[str, Any]:
                     }
                     for c in why.get("cooccurring", [])
                 ],
+                "text": [t["text"] for t in why.get("text", [])],
             }
         )
     return {

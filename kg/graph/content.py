@@ -1,0 +1,385 @@
+"""What a paper's own text says about its items: the names of tasks, datasets and methods
+that its title or abstract contains.
+
+A held-out paper–method link is almost always the one link its method has (the paper that
+introduces it), so no vote over the incidence can reach it: the link structure knows
+nothing of the method once the link is hidden. The paper's text often does ("AdaBelief
+Optimizer: …" introduces *Adabelief*). This module scores that evidence:
+
+* the **words** of a text are those of the search index's whole-name matching
+  (kg.search.index.normalise: lower-cased, accents off, split at anything not a letter or
+  a digit), without a plural `s` (`Networks` and `network` match; a stemmer would
+  make `transformed` a `Transformer`), so a match is a match of whole words,
+  case-insensitive. Every word counts, `I` of `I-BERT` and `3` of `Deep Voice 3` too:
+  its weight says how much;
+* an item is known by its **names**: `rdfs:label`, `kg:fullName` and its IRI's slug
+  (hyphens as spaces, the `-1` that tells duplicate slugs apart dropped). Nothing else of
+  the item is read: not its description, not `kg:sourceTitle` / `kg:sourceUrl` /
+  `kg:introducedYear`, not the paper that introduces it, which are what the held-out link
+  itself says;
+* a word's weight is its rarity over all papers' texts (BM25's idf), so a name of rare
+  words ("Adabelief") says much and one of common words ("Dense Connections") little;
+* for one name with words W (weights w) and the paper's words P, m = Σ w over W ∩ P and
+  t = Σ w over W; the name's score is m² / t (= m · m/t: the matched weight times the share
+  of the name matched, so a whole name beats a part of it, and a long rare name matched
+  whole beats a short common one). An item's score is its best name's.
+
+`ContentIndex` holds the names and the word weights (no link), and scores any rows of a
+papers × words matrix built by `paper_words`; kg.graph.suggest blends the score with its
+votes (weight tuned per relation on a validation split, 0 where text does not help).
+`explain` turns a match into the reason shown with a suggestion ("its title names 'Adam'").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from kg.graph.incidence import Incidence
+from kg.graph.relations import RELATIONS
+from kg.graph.similarity import bm25_idf
+from kg.rdf.store import GraphStore
+from kg.rdf.vocab import KG, STD
+from kg.search.index import normalise
+
+Array = np.ndarray
+#: Bumped when the index's meaning changes, so a persisted one of an older kg is rebuilt.
+VERSION = 1
+#: The relations whose items are named in texts (a repository or an author is not).
+NAMED = ("tasks", "datasets", "methods")
+#: The paper's text fields, in the order reasons name them.
+FIELDS = ("title", "abstract")
+_FIELD_PREDICATES = {"title": STD.title, "abstract": STD.abstract}
+#: The item's names: what it is called, never what it says or links to.
+_NAME_PREDICATES = (STD.label, KG.fullName)
+_DUPLICATE_SUFFIX = re.compile(r"-\d+$")
+_BATCH = 500
+
+
+def fold(word: str) -> str:
+    """A word without its plural `s` (`networks` -> `network`; not `loss`, `analysis`):
+    lighter than a stemmer, which makes `transformed` a `transformer`.
+
+    >>> [fold(w) for w in ("networks", "loss", "analysis", "gans", "bus")]
+    ['network', 'loss', 'analysis', 'gan', 'bus']
+    """
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def words(text: str) -> list[tuple[str, str]]:
+    """(folded word, word as written, lower-cased) of a text, in order.
+
+    >>> words("Adam's I-BERT, Dense Connections")  # doctest: +NORMALIZE_WHITESPACE
+    [('adam', 'adam'), ('s', 's'), ('i', 'i'), ('bert', 'bert'), ('dense', 'dense'),
+     ('connection', 'connections')]
+    """
+    return [(fold(w), w) for w in normalise(text).split()]
+
+
+def slug_name(iri: str) -> str:
+    """The words of an IRI's last segment: `…/method/gbo-1` -> `gbo`."""
+    slug = iri.rstrip("/").rsplit("/", 1)[-1]
+    return _DUPLICATE_SUFFIX.sub("", slug).replace("-", " ").replace("_", " ")
+
+
+def _values(iris: Sequence[str]) -> Iterable[str]:
+    for start in range(0, len(iris), _BATCH):
+        yield " ".join(f"<{iri}>" for iri in iris[start : start + _BATCH])
+
+
+def read_texts(store: GraphStore, papers: Sequence[str]) -> dict[str, dict[str, list[str]]]:
+    """Each paper's title(s) and abstract(s), by field, read from the store."""
+    out: dict[str, dict[str, list[str]]] = {}
+    for values in _values(list(papers)):
+        for name, predicate in _FIELD_PREDICATES.items():
+            query = (
+                f"SELECT DISTINCT ?p ?text WHERE {{ VALUES ?p {{ {values} }} "
+                f"?p {predicate} ?text }}"
+            )
+            for paper, text in store.select_values(query):
+                if paper and text:
+                    out.setdefault(paper, {}).setdefault(name, []).append(text)
+    return out
+
+
+def read_all_texts(store: GraphStore) -> dict[str, dict[str, list[str]]]:
+    """Every paper's title(s) and abstract(s): one query per field."""
+    out: dict[str, dict[str, list[str]]] = {}
+    for name, predicate in _FIELD_PREDICATES.items():
+        query = f"SELECT DISTINCT ?p ?text WHERE {{ ?p a {KG.Paper} ; {predicate} ?text }}"
+        for paper, text in store.select_values(query):
+            if paper and text:
+                out.setdefault(paper, {}).setdefault(name, []).append(text)
+    return out
+
+
+def read_names(store: GraphStore, items: Sequence[str]) -> dict[str, list[str]]:
+    """Each item's names: its label(s) and full name(s), then its slug. One query per
+    name predicate and item class (a VALUES list of thousands of IRIs is much slower)."""
+    out: dict[str, list[str]] = {item: [] for item in items}
+    classes = " ".join(getattr(KG, RELATIONS[r].item_type) for r in NAMED)
+    for predicate in _NAME_PREDICATES:
+        query = (
+            f"SELECT DISTINCT ?x ?name WHERE {{ VALUES ?class {{ {classes} }} "
+            f"?x a ?class ; {predicate} ?name FILTER(isLiteral(?name)) }}"
+        )
+        for item, name in store.select_values(query):
+            if item in out and name and name not in out[item]:
+                out[item].append(name)
+    untyped = [item for item, names in out.items() if not names]
+    predicates = " ".join(_NAME_PREDICATES)
+    for values in _values(untyped):  # an item without a class (rare): by its IRI
+        query = (
+            f"SELECT DISTINCT ?x ?name WHERE {{ VALUES ?x {{ {values} }} "
+            f"VALUES ?p {{ {predicates} }} ?x ?p ?name FILTER(isLiteral(?name)) }}"
+        )
+        for item, name in store.select_values(query):
+            if item in out and name and name not in out[item]:
+                out[item].append(name)
+    for item, names in out.items():
+        names.sort()
+        slug = slug_name(item)
+        if slug and slug not in names:
+            names.append(slug)
+    return out
+
+
+@dataclass(frozen=True)
+class Match:
+    """Why an item's name counts for a paper: where it stands and which words matched."""
+
+    item: str
+    name: str
+    field: str  # "title" or "abstract"
+    matched: tuple[str, ...]  # the paper's words, as written (lower-cased)
+    whole: bool  # the name's words stand in the field together, in order
+
+    @property
+    def text(self) -> str:
+        where = f"its {self.field}"
+        if self.whole:
+            return f"{where} names '{self.name}'"
+        return f"{where} has {', '.join(repr(w) for w in self.matched)} of '{self.name}'"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "field": self.field,
+            "words": list(self.matched),
+            "whole": self.whole,
+            "text": self.text,
+        }
+
+
+class ContentIndex:
+    """The names of the items of `NAMED` relations and the weights of their words.
+
+    `columns` are the items' columns in the incidence they were read for; `vocabulary` is
+    sorted, so that a text's words find their ids by binary search (no map to build in a
+    fresh process).
+    """
+
+    def __init__(
+        self,
+        vocabulary: Array,
+        idf: Array,
+        names: sp.csr_matrix,
+        name_column: Array,
+        name_text: Sequence[str],
+        items: int,
+    ) -> None:
+        self.vocabulary = vocabulary  # sorted words (str array)
+        self.idf = idf  # per word
+        self.names = names  # names × words, 0/1
+        self.name_column = np.asarray(name_column, dtype=np.int64)
+        self.name_text = list(name_text)
+        self.items = items  # columns of the incidence
+        self.name_weight = np.asarray(names @ idf).ravel()  # t of each name
+        self._through = (names @ sp.diags(idf)).T.tocsr()  # words × names, weighted
+
+    # -- building ------------------------------------------------------------------------
+    @classmethod
+    def build(
+        cls,
+        inc: Incidence,
+        names: Mapping[str, Sequence[str]],
+        texts: Mapping[str, Mapping[str, Sequence[str]]],
+    ) -> tuple[ContentIndex, sp.csr_matrix]:
+        """From the items' names and every paper's texts (the word weights: over `texts`):
+        the index, and the words of each of `inc`'s papers (papers × words, 0/1)."""
+        ids: dict[str, int] = {}
+
+        def bag(text: Iterable[str]) -> Array:
+            found = {ids.setdefault(s, len(ids)) for t in text for s, _ in words(t)}
+            return np.fromiter(sorted(found), dtype=np.int64, count=len(found))
+
+        papers = list(texts)
+        docs = [bag(_all(texts[p])) for p in papers]
+        named = [
+            (column, name, bag([name]))
+            for column, item in enumerate(inc.items)
+            if inc.relation_of(column) in NAMED
+            for name in names.get(item, ())
+        ]
+        named = [n for n in named if len(n[2])]
+        # sorted words, so that a fresh process finds a word's id by binary search
+        vocabulary = np.array(list(ids), dtype=str)
+        order = np.argsort(vocabulary, kind="stable")
+        vocabulary = vocabulary[order]
+        remap = np.empty(len(order), dtype=np.int64)
+        remap[order] = np.arange(len(order))
+
+        def matrix(bags: Sequence[Array]) -> sp.csr_matrix:
+            indptr = np.zeros(len(bags) + 1, dtype=np.int64)
+            np.cumsum([len(b) for b in bags], out=indptr[1:])
+            indices = remap[np.concatenate(bags)] if bags else np.zeros(0, dtype=np.int64)
+            out = sp.csr_matrix(
+                (np.ones(len(indices)), indices, indptr), shape=(len(bags), len(vocabulary))
+            )
+            out.sort_indices()
+            return out
+
+        in_texts = matrix(docs)
+        df = np.bincount(in_texts.indices, minlength=len(vocabulary)).astype(np.float64)
+        index = cls(
+            vocabulary,
+            bm25_idf(df, max(1, len(docs))),
+            matrix([n[2] for n in named]),
+            np.array([n[0] for n in named], dtype=np.int64),
+            [n[1] for n in named],
+            len(inc.items),
+        )
+        row_of = {p: i for i, p in enumerate(papers)}
+        take = np.fromiter((row_of.get(p, len(papers)) for p in inc.papers), dtype=np.int64,
+                           count=len(inc.papers))
+        padded = sp.vstack([in_texts, sp.csr_matrix((1, len(vocabulary)))], format="csr")
+        return index, padded[take]
+
+    @classmethod
+    def read(cls, store: GraphStore, inc: Incidence) -> tuple[ContentIndex, sp.csr_matrix]:
+        """The index of `inc`'s items' names, and the words of each of `inc`'s papers (a
+        papers × words matrix), read from the store."""
+        wanted = [item for c, item in enumerate(inc.items) if inc.relation_of(c) in NAMED]
+        return cls.build(inc, read_names(store, wanted), read_all_texts(store))
+
+    def state(self) -> dict[str, Array]:
+        return {
+            "vocabulary": self.vocabulary,
+            "idf": self.idf,
+            "indptr": self.names.indptr,
+            "indices": self.names.indices,
+            "name_column": self.name_column,
+            "name_text": np.array(self.name_text, dtype=str),
+            "items": np.array([self.items]),
+            "version": np.array([VERSION]),
+        }
+
+    @classmethod
+    def restore(cls, state: Mapping[str, Array]) -> ContentIndex:
+        if int(state["version"][0]) != VERSION:
+            raise ValueError("a content index of another version")
+        vocabulary = state["vocabulary"]
+        indptr, indices = state["indptr"], state["indices"]
+        names = sp.csr_matrix(
+            (np.ones(len(indices)), indices, indptr), shape=(len(indptr) - 1, len(vocabulary))
+        )
+        return cls(
+            vocabulary,
+            state["idf"],
+            names,
+            state["name_column"],
+            [str(x) for x in state["name_text"]],
+            int(state["items"][0]),
+        )
+
+    # -- scoring -------------------------------------------------------------------------
+    def paper_words(self, texts: Sequence[Mapping[str, Sequence[str]]]) -> sp.csr_matrix:
+        """A papers × words 0/1 matrix of some papers' texts (each: field -> texts);
+        words no index name or paper has are left out (they match nothing)."""
+        indptr = [0]
+        indices: list[int] = []
+        for fields in texts:
+            found = np.asarray(sorted({s for t in _all(fields) for s, _ in words(t)}), dtype=str)
+            ids = self._ids(found)
+            indices.extend(ids.tolist())
+            indptr.append(len(indices))
+        return sp.csr_matrix(
+            (np.ones(len(indices)), np.asarray(indices, dtype=np.int64), np.asarray(indptr)),
+            shape=(len(texts), len(self.vocabulary)),
+        )
+
+    def _ids(self, found: Array) -> Array:
+        if not len(self.vocabulary) or not len(found):
+            return np.zeros(0, dtype=np.int64)
+        at = np.searchsorted(self.vocabulary, found)
+        at = np.minimum(at, len(self.vocabulary) - 1)
+        return np.unique(at[self.vocabulary[at] == found]).astype(np.int64)
+
+    def scores(self, paper_words: sp.csr_matrix, columns: Array) -> Array:
+        """rows × `columns`: each item's best name's m² / t for each row's words."""
+        out = np.zeros((paper_words.shape[0], self.items))
+        matched = (paper_words @ self._through).tocoo()  # rows × names: m
+        if matched.nnz:
+            t = np.maximum(self.name_weight[matched.col], 1e-12)
+            value = matched.data * matched.data / t
+            np.maximum.at(out, (matched.row, self.name_column[matched.col]), value)
+        return np.asarray(out[:, np.asarray(columns, dtype=np.int64)])
+
+    # -- reasons -------------------------------------------------------------------------
+    def explain(
+        self, items: Sequence[str], columns: Sequence[int], fields: Mapping[str, Sequence[str]]
+    ) -> dict[int, Match]:
+        """For each column, the best-scoring name's match in one field of the paper's texts
+        (the title first when both tie); columns no name of which matches are left out."""
+        wanted = set(columns)
+        by_field = {f: [w for t in fields.get(f, ()) for w in words(t)] for f in FIELDS}
+        out: dict[int, tuple[float, int, Match]] = {}
+        for n in np.flatnonzero(np.isin(self.name_column, list(wanted))).tolist():
+            column = int(self.name_column[n])
+            name_ids = self.names.indices[self.names.indptr[n] : self.names.indptr[n + 1]]
+            name_words = set(self.vocabulary[name_ids].tolist())
+            total = float(self.name_weight[n]) or 1e-12
+            sequence = [s for s, _ in words(self.name_text[n])]
+            for rank, field in enumerate(FIELDS):
+                present = [(s, w) for s, w in by_field[field] if s in name_words]
+                folded = {s for s, _ in present}
+                if not folded:
+                    continue
+                m = float(self.idf[self._ids(np.asarray(sorted(folded), dtype=str))].sum())
+                value = m * m / total
+                first: dict[str, str] = {}
+                for s, w in present:
+                    first.setdefault(s, w)
+                shown = tuple(first.values())
+                whole = _contains([s for s, _ in by_field[field]], sequence)
+                match = Match(items[column], self.name_text[n], field, shown, whole)
+                best = out.get(column)
+                if best is None or (value, -rank) > (best[0], -best[1]):
+                    out[column] = (value, rank, match)
+        return {c: m for c, (_, _, m) in out.items()}
+
+
+def _contains(text: Sequence[str], phrase: Sequence[str]) -> bool:
+    """Whether `phrase` stands in `text` as consecutive words.
+
+    >>> _contains(["a", "transformer", "in", "transformer"], ["transformer", "in"])
+    True
+    >>> _contains(["in", "transformer"], ["transformer", "in"])
+    False
+    """
+    n = len(phrase)
+    return n > 0 and any(
+        list(text[i : i + n]) == list(phrase) for i in range(len(text) - n + 1)
+    )
+
+
+def _all(fields: Mapping[str, Sequence[str]]) -> Iterable[str]:
+    for field in FIELDS:
+        yield from fields.get(field, ())
