@@ -12,7 +12,10 @@
    `Store.bulk_load` into a fresh on-disk store, in a child process: the baseline.
 4. Map the dumps without a store (reading + mapping only), in a child process, to split
    the ingest time between Python and the store.
-5. Print the figures and the ratio ingest/bulk_load, and write bench/out/archive.json.
+5. Unless `--skip-compact`: compact kg's store (`kg compact`: Oxigraph's `optimize`), write
+   a compact copy of it (`kg compact --into`: one dump, one bulk load), and compact the
+   baseline's store, each with its bytes on disk before and after and its time.
+6. Print the figures and the ratio ingest/bulk_load, and write bench/out/archive.json.
 
 The goal is the whole archive in under 5 minutes with a peak RSS under 4 GB on the 2-core
 project machine. The machine is shared, so compare the ratio, not absolute seconds.
@@ -175,12 +178,29 @@ def child_compact(store_path: Path) -> dict[str, Any]:
     }
 
 
+def child_copy(store_path: Path, into: Path) -> dict[str, Any]:
+    """`kg compact --into`: a compact copy of the store (one dump, one bulk load)."""
+    from kg.rdf.store import GraphStore
+
+    cpu = time.process_time()
+    with GraphStore.open(store_path) as store:
+        done = store.rebuild(into)
+    return {
+        "seconds": done.seconds,
+        "copy_cpu_seconds": time.process_time() - cpu,
+        "bytes_before": done.bytes_before,
+        "bytes_after": done.bytes_after,
+        **usage(),
+    }
+
+
 CHILDREN = {
     "ingest": lambda a: child_ingest(Path(a[0]), Path(a[1]), int(a[2]), int(a[3])),
     "map": lambda a: child_map_only(Path(a[0])),
     "dump": lambda a: child_dump(Path(a[0]), Path(a[1])),
     "bulk_load": lambda a: child_bulk_load(Path(a[0]), Path(a[1])),
     "compact": lambda a: child_compact(Path(a[0])),
+    "copy": lambda a: child_copy(Path(a[0]), Path(a[1])),
 }
 
 
@@ -247,6 +267,10 @@ def main() -> None:
     baseline = in_child("bulk_load", str(nquads), str(baseline_store))
     mapping = None if args.skip_map else in_child("map", str(dumps))
     compact = None if args.skip_compact else in_child("compact", str(store))
+    copy_store = work / "compact-copy"
+    shutil.rmtree(copy_store, ignore_errors=True)
+    copy = None if args.skip_compact else in_child("copy", str(store), str(copy_store))
+    shutil.rmtree(copy_store, ignore_errors=True)
     baseline_compact = None if args.skip_compact else in_child("compact", str(baseline_store))
     nquads.unlink()
     for path in (store, baseline_store):
@@ -262,6 +286,7 @@ def main() -> None:
         "bulk_load": baseline,
         "map_only": mapping,
         "compact": compact,
+        "compact_copy": copy,
         "bulk_load_compact": baseline_compact,
         "ingest_quads_per_second": ingest["stored_quads"] / ingest["seconds"],
         "bulk_load_quads_per_second": baseline["store_quads"] / baseline["seconds"],
@@ -296,6 +321,13 @@ def main() -> None:
                 f"{run['seconds']:.1f} s (CPU {run['compact_cpu_seconds']:.1f} s): "
                 f"{run['bytes_after'] / 2**20:,.0f} MB, {run['bytes_per_quad_after']:.0f} bytes/quad"
             )
+    if copy:
+        print(
+            f"copy      : kg compact --into in {copy['seconds']:.1f} s (CPU "
+            f"{copy['copy_cpu_seconds']:.1f} s, peak RSS {copy['peak_rss_mb']:,.0f} MB): "
+            f"{copy['bytes_after'] / 2**20:,.0f} MB, "
+            f"{copy['bytes_after'] / ingest['stored_quads']:.0f} bytes/quad"
+        )
     print(
         f"dedup dict: {ingest['seen_entries']:,} graphs, about {ingest['seen_mb']:,.0f} MB; "
         f"papers merged by alias: {ingest['papers_merged']:,}"

@@ -525,8 +525,8 @@ def test_kill_9_during_a_compact_copy(tmp_path: Path, request: pytest.FixtureReq
     kills = []
     for _ in range(4):
         proc = start_kg("--store", str(store_dir), "compact", "--into", str(copy))
-        while proc.poll() is None and not list(tmp_path.glob(".copy.partial-*")):
-            time.sleep(0.002)  # until the copy has begun
+        while proc.poll() is None and not (tmp_path / f".copy.partial-{proc.pid}").exists():
+            time.sleep(0.002)  # until this run's copy has begun
         time.sleep(rng.uniform(0.0, clean_seconds / 2))
         mid = proc.poll() is None
         if mid:
