@@ -187,7 +187,7 @@ def compact(
         Path | None,
         typer.Option(
             help="Write a compact copy into this new directory instead: dumped and "
-            "bulk-loaded in one go, about 30 % smaller than a store built by `kg ingest`.",
+            "bulk-loaded in one go, about a third smaller than a store built by `kg ingest`.",
         ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the figures as JSON.")] = False,
@@ -195,7 +195,7 @@ def compact(
     """Compact the store's files, after `kg serve --allow-update` wrote into it.
 
     Updates land uncompressed (about 3× the size); `kg ingest`'s batches do not gain from
-    it. `--into NEW` writes a compact copy (about 30 % smaller than an ingested store) and
+    it. `--into NEW` writes a compact copy (about a third smaller than an ingested store) and
     leaves the store as it is. Safe to kill; readers beside it keep their snapshots. The
     store must not be held by another writer.
     """

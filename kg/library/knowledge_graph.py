@@ -636,7 +636,7 @@ class KnowledgeGraph:
         Returns the bytes on disk before and after, and the time it took.
 
         With `into`, a compact copy is written there instead (`kg compact --into NEW`): the
-        store dumped and bulk-loaded in one go, about 30 % smaller than a store built batch
+        store dumped and bulk-loaded in one go, about a third smaller than a store built batch
         by batch, which RocksDB's compactions leave partly uncompressed. The store is only
         read; the copy appears whole or not at all, with the search index.
 

@@ -334,7 +334,7 @@ class GraphStore:
 
     def rebuild(self, into: Path, *, beside: Iterable[str] = ()) -> Compaction:
         """Write a compact copy of the store into the new directory `into`: every quad
-        dumped as N-Quads and bulk-loaded in one go. The copy needs about 30 % less disk
+        dumped as N-Quads and bulk-loaded in one go. The copy needs about a third less disk
         than a store built batch by batch (docs/performance.md): RocksDB's own compactions,
         during an ingest and in `compact`, write the last level uncompressed, as Oxigraph
         configures it, while one bulk load writes it compressed. The store itself is only
