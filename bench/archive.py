@@ -12,9 +12,9 @@
    `Store.bulk_load` into a fresh on-disk store, in a child process: the baseline.
 4. Map the dumps without a store (reading + mapping only), in a child process, to split
    the ingest time between Python and the store.
-5. Unless `--skip-compact`: compact kg's store (`kg compact`: Oxigraph's `optimize`), write
-   a compact copy of it (`kg compact --into`: one dump, one bulk load), and compact the
-   baseline's store, each with its bytes on disk before and after and its time.
+5. Unless `--skip-compact`: compact kg's store (Oxigraph's `optimize`), write a compact
+   copy of it (`kg compact NEW`: one dump, one bulk load), and compact the baseline's
+   store, each with its bytes on disk before and after and its time.
 6. Print the figures and the ratio ingest/bulk_load, and write bench/out/archive.json.
 
 The goal is the whole archive in under 5 minutes with a peak RSS under 4 GB on the 2-core
@@ -151,8 +151,8 @@ def store_bytes(path: Path) -> int:
 
 
 def child_compact(store_path: Path) -> dict[str, Any]:
-    """`Store.optimize` (what `kg compact` runs) on a closed store: its bytes on disk before
-    and after (the store closed), and the time and CPU it took."""
+    """`Store.optimize` (RocksDB's full compaction) on a closed store: its bytes on disk
+    before and after (the store closed), and the time and CPU it took."""
     import pyoxigraph as ox
 
     before = store_bytes(store_path)
@@ -179,7 +179,7 @@ def child_compact(store_path: Path) -> dict[str, Any]:
 
 
 def child_copy(store_path: Path, into: Path) -> dict[str, Any]:
-    """`kg compact --into`: a compact copy of the store (one dump, one bulk load)."""
+    """`kg compact NEW`: a compact copy of the store (one dump, one bulk load)."""
     from kg.rdf.store import GraphStore
 
     cpu = time.process_time()
@@ -323,7 +323,7 @@ def main() -> None:
             )
     if copy:
         print(
-            f"copy      : kg compact --into in {copy['seconds']:.1f} s (CPU "
+            f"copy      : kg compact NEW in {copy['seconds']:.1f} s (CPU "
             f"{copy['copy_cpu_seconds']:.1f} s, peak RSS {copy['peak_rss_mb']:,.0f} MB): "
             f"{copy['bytes_after'] / 2**20:,.0f} MB, "
             f"{copy['bytes_after'] / ingest['stored_quads']:.0f} bytes/quad"

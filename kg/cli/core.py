@@ -26,7 +26,6 @@ from kg.errors import RecordError, UsageError
 
 if TYPE_CHECKING:
     from kg.ingest.ingestor import IngestReport
-    from kg.rdf.store import Compaction
 
 # Each command imports the library modules it runs, so that `kg --help` stays quick.
 
@@ -86,14 +85,6 @@ def ingest(
             "a record over it is rejected.",
         ),
     ] = MAX_ARRAY_ITEMS,
-    compact: Annotated[
-        bool,
-        typer.Option(
-            "--compact",
-            help="Compact the store afterwards (as `kg compact`; an ingest's batches land "
-            "compact already, so this rarely pays).",
-        ),
-    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="No progress bar or summary.")
@@ -124,7 +115,6 @@ def ingest(
             attribution=attribution,
             on_error=on_error,
             on_progress=on_progress,
-            compact=compact,
         )
     if as_json:
         data = report.as_dict()
@@ -156,8 +146,6 @@ def print_summary(report: IngestReport, store_quads: int) -> None:
         out.print(
             f"ignored {sum(report.unknown_keys.values()):,} unknown keys ({top})", highlight=False
         )
-    if report.compaction is not None:
-        print_compaction(report.compaction)
     for entry in report.entries_not_mapped:
         out.print(f"entry not mapped: {escape(entry)}", highlight=False)
     if report.not_mapped:
@@ -170,40 +158,28 @@ def print_summary(report: IngestReport, store_quads: int) -> None:
             out.print(f"  {escape(key)} ×{n:,}", highlight=False)
 
 
-def print_compaction(done: Compaction) -> None:
-    if done.bytes_before is None or done.bytes_after is None:
-        out.print(f"compacted in {done.seconds:.2f} s", highlight=False)
-        return
-    out.print(
-        f"compacted: {done.bytes_before / 1_048_576:,.1f} MB → "
-        f"{done.bytes_after / 1_048_576:,.1f} MB on disk in {done.seconds:.2f} s",
-        highlight=False,
-    )
-
-
 @command(rich_help_panel="Build")
 def compact(
     into: Annotated[
-        Path | None,
-        typer.Option(
-            help="Write a compact copy into this new directory instead: dumped and "
-            "bulk-loaded in one go, about a third smaller than a store built by `kg ingest`.",
-        ),
-    ] = None,
+        Path, typer.Argument(help="A new directory for the compact copy of the store.")
+    ],
     as_json: Annotated[bool, typer.Option("--json", help="Print the figures as JSON.")] = False,
 ) -> None:
-    """Compact the store's files, after `kg serve --allow-update` wrote into it.
+    """Write a compact copy of the store: about a third smaller than `kg ingest` left it.
 
-    Updates land uncompressed (about 3× the size); `kg ingest`'s batches do not gain from
-    it. `--into NEW` writes a compact copy (about a third smaller than an ingested store) and
-    leaves the store as it is. Safe to kill; readers beside it keep their snapshots. The
-    store must not be held by another writer.
+    The store is dumped and bulk-loaded in one go into INTO, which appears only whole; the
+    store itself is only read, and its readers are undisturbed. Safe to kill. Point
+    `--store` at the copy afterwards (or move it into place while nothing has the store open).
     """
-    done = state.graph(write=True).compact(into=into)
+    done = state.graph(write=True).compact(into)
     if as_json:
         out.print_json(json.dumps(done.as_dict()))
-    else:
-        print_compaction(done)
+        return
+    out.print(
+        f"compact copy in {escape(str(into))}: {done.bytes_before / 1_048_576:,.1f} MB → "
+        f"{done.bytes_after / 1_048_576:,.1f} MB on disk in {done.seconds:.2f} s",
+        highlight=False,
+    )
 
 
 @command(rich_help_panel="Inspect")

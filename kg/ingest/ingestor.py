@@ -28,7 +28,7 @@ from kg.ingest.identity import Iris
 from kg.ingest.mapping import Context, Kind, Mapped, map_record, web_iri
 from kg.ingest.reader import Item, ReadPosition, expand, gzip_date, read_items
 from kg.ingest.values import iso_date
-from kg.rdf.store import Compaction, GraphStore
+from kg.rdf.store import GraphStore
 
 
 def _looks_like_record(value: Any) -> bool:
@@ -83,8 +83,6 @@ class IngestReport:
     not_mapped: Counter[str] = field(default_factory=Counter)
     entries_not_mapped: list[str] = field(default_factory=list)
     errors: list[RecordError] = field(default_factory=list)
-    # the compaction that followed the run (kg.library's ingest decides), if any
-    compaction: Compaction | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -103,7 +101,6 @@ class IngestReport:
             "unknown_keys": dict(self.unknown_keys),
             "not_mapped": dict(self.not_mapped),
             "entries_not_mapped": list(self.entries_not_mapped),
-            "compaction": None if self.compaction is None else self.compaction.as_dict(),
         }
 
 

@@ -571,14 +571,11 @@ class KnowledgeGraph:
         max_items: int = MAX_ARRAY_ITEMS,
         on_error: Callable[[RecordError], None] | None = None,
         on_progress: Callable[[IngestReport], None] | None = None,
-        compact: bool = False,
     ) -> IngestReport:
         """Load paper records and Papers-with-Code dumps (files, directories, `-` for stdin)
         into a writable store (`kg ingest`); the search index follows. Identical records are
         skipped, changed ones replaced whole; a bad record is reported (`on_error`) without
-        stopping the others. With `compact`, the store is compacted afterwards (see
-        `compact`: it does not pay after an ingest, whose batches land already compact);
-        the report's `compaction` says what it did.
+        stopping the others.
 
         >>> with kg.open(memory=True) as scratch:
         ...     report = scratch.ingest([seeds])
@@ -623,25 +620,20 @@ class KnowledgeGraph:
         if upkeep is not None:
             upkeep.finish()
         self._search = None  # the next search sees the new index
-        if compact and self.path is not None:
-            report.compaction = self.store.compact()
         return report
 
-    def compact(self, *, into: str | os.PathLike[str] | None = None) -> Compaction:
-        """Compact the store's files (`kg compact`). It pays after writes made in
-        transactions (`kg serve --allow-update`: SPARQL updates and Graph Store Protocol
-        loads land uncompressed, about 3× the size), not after `ingest`, whose batches land
-        through Oxigraph's bulk loader already as compact as a compaction makes them
-        (docs/performance.md). Crash-safe, and readers beside it keep their snapshots.
-        Returns the bytes on disk before and after, and the time it took.
+    def compact(self, into: str | os.PathLike[str]) -> Compaction:
+        """Write a compact copy of the store into the new directory `into` (`kg compact`):
+        the store dumped and bulk-loaded in one go, about a third smaller than a store built
+        batch by batch, which RocksDB's compactions leave partly uncompressed
+        (docs/performance.md). The store is only read (its readers are undisturbed); the
+        copy appears whole or not at all, with the search index. Returns the bytes on disk
+        of the store and of the copy, and the time it took.
 
-        With `into`, a compact copy is written there instead (`kg compact --into NEW`): the
-        store dumped and bulk-loaded in one go, about a third smaller than a store built batch
-        by batch, which RocksDB's compactions leave partly uncompressed. The store is only
-        read; the copy appears whole or not at all, with the search index.
-
-        >>> with kg.open(memory=True) as scratch:
-        ...     scratch.compact().bytes_after is None
+        >>> with kg.open(tmp / "s", read_only=False) as g:
+        ...     _ = g.ingest([seeds])
+        ...     done = g.compact(tmp / "compact")
+        >>> done.bytes_after < done.bytes_before
         True
         """
         if self.read_only:
@@ -649,10 +641,10 @@ class KnowledgeGraph:
                 f"the store at {self.path} is open read-only; open it with "
                 "kg.open(path, read_only=False) to compact it"
             )
-        if self._store is None and self.path is not None and not (self.path / "CURRENT").exists():
+        if self.path is None:
+            raise UsageError("a memory store has no files to compact")
+        if self._store is None and not (self.path / "CURRENT").exists():
             raise StoreMissingError(f"no kg store at {self.path} to compact")
-        if into is None:
-            return self.store.compact()
         from kg.search.index import INDEX_DIR
 
         return self.store.rebuild(Path(into), beside=[INDEX_DIR])

@@ -32,14 +32,14 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class Compaction:
-    """What one compaction (`GraphStore.compact`) did: the store's bytes on disk before and
-    after (None for a memory store), and the seconds it took."""
+    """What one compaction (`GraphStore.rebuild`) did: the store's bytes on disk before and
+    the copy's after, and the seconds it took."""
 
-    bytes_before: int | None
-    bytes_after: int | None
+    bytes_before: int
+    bytes_after: int
     seconds: float
 
-    def as_dict(self) -> dict[str, int | float | None]:
+    def as_dict(self) -> dict[str, int | float]:
         return {
             "bytes_before": self.bytes_before,
             "bytes_after": self.bytes_after,
@@ -308,21 +308,6 @@ class GraphStore:
     def optimize(self) -> None:
         self._writable().optimize()
 
-    def compact(self) -> Compaction:
-        """Compact the store's files (RocksDB's full compaction, through Oxigraph's
-        `optimize`): every key once, at the last level, deleted quads gone.
-
-        Crash-safe as any RocksDB compaction: its new files join the store in one manifest
-        write, and a kill before that leaves files the next open deletes. Readers keep their
-        pinned snapshots (hard links), so the old files stay on disk until they close.
-        """
-        engine = self._writable()
-        before = self.size_on_disk()
-        start = time.perf_counter()
-        engine.optimize()
-        engine.flush()
-        return Compaction(before, self.size_on_disk(), time.perf_counter() - start)
-
     def rename_iris(self, renames: Mapping[str, str]) -> int:
         """Rewrite each `old` IRI to `new` in every graph, in one atomic update.
 
@@ -336,8 +321,9 @@ class GraphStore:
         """Write a compact copy of the store into the new directory `into`: every quad
         dumped as N-Quads and bulk-loaded in one go. The copy needs about a third less disk
         than a store built batch by batch (docs/performance.md): RocksDB's own compactions,
-        during an ingest and in `compact`, write the last level uncompressed, as Oxigraph
-        configures it, while one bulk load writes it compressed. The store itself is only
+        during an ingest and in `optimize`, write the base level uncompressed, as Oxigraph
+        configures it, while one bulk load writes it compressed. (So kg never runs
+        `optimize`: it makes a store larger, not smaller.) The store itself is only
         read, so its readers are undisturbed; the copy appears under its name only when
         whole (a kill leaves a `.<name>.partial-<pid>` directory, removed by the next
         rebuild). The directories named in `beside` (kept in the store directory by the
@@ -356,7 +342,7 @@ class GraphStore:
             shutil.rmtree(stale, ignore_errors=True)
         partial = into.with_name(f".{into.name}.partial-{os.getpid()}")
         dump = partial / "dump.nq"
-        before = self.size_on_disk()
+        before = stamp.size_on_disk(self.path)
         start = time.perf_counter()
         try:
             stamp.stamp(partial)  # before the store's first file, as `open` does

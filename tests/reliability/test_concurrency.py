@@ -228,7 +228,7 @@ reader = GraphStore.open(path, read_only=True)
 pinned = reader._pin is not None
 with GraphStore.open(path) as writer:  # beside it, a writer adds data and compacts
     ingest(writer, [more], base_iri="https://w3id.org/kg/id/", batch_size=50)
-    writer.compact()
+    writer.optimize()
 seen = int(reader.query(count).rows[0][0].value)
 reader.close()
 after = GraphStore.open(path, read_only=True)

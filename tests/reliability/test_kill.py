@@ -18,10 +18,10 @@ import hashlib
 import json
 import os
 import random
-import shutil
 import signal
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -448,66 +448,23 @@ def test_recovery_is_idempotent_when_killed_inside_it(tmp_path: Path) -> None:
             assert left.isdisjoint(graphs[:5]) and set(graphs[5:]) <= left
 
 
-def sst_numbers(store_dir: Path) -> set[int]:
-    return {int(p.stem) for p in store_dir.glob("*.sst") if p.stem.isdigit()}
-
-
-def test_kill_9_during_a_compaction(tmp_path: Path, request: pytest.FixtureRequest) -> None:
-    """`kg compact` SIGKILLed while it writes its new files: the store opens, for a reader
-    before any writer and for a writer, with every graph quad for quad as before; the next
-    `kg compact` finishes the job and leaves no file of the killed one behind."""
-    seed = int(os.environ.get("KG_KILL_SEED", "20261130"))
-    rng = random.Random(seed)
-    records = synth_file(tmp_path / "records.jsonl", 2_000, seed=seed)
-    built = tmp_path / "built"
-    # many small batches: many files on several levels, for the compaction to merge
-    result = run_kg("--store", str(built), "ingest", str(records), "--batch-size", "100", "-q")
-    assert result.returncode == 0, result.stderr[-3000:]
-    with GraphStore.open(built, read_only=True) as store:
-        digest, graphs = store.canonical_digest(), per_graph(list(store.quads_nquads()))
-    clean = tmp_path / "clean"
-    shutil.copytree(built, clean)
-    result = run_kg("--store", str(clean), "compact", "--json")
-    assert result.returncode == 0, result.stderr[-3000:]
-    clean_bytes = json.loads(result.stdout)["bytes_after"]
-
-    kills = []
-    for number in range(4):
-        store_dir = tmp_path / f"killed-{number}"
-        shutil.copytree(built, store_dir)
-        before = sst_numbers(store_dir)
-        proc = start_kg("--store", str(store_dir), "compact")
-        while proc.poll() is None and not sst_numbers(store_dir) - before:
-            time.sleep(0.002)  # until the compaction writes its first new file
-        time.sleep(rng.uniform(0.0, 0.4))
-        mid = proc.poll() is None
-        if mid:
-            with contextlib.suppress(ProcessLookupError):
-                proc.send_signal(signal.SIGKILL)
-        _, stderr = proc.communicate(timeout=60)
-        assert b"Traceback" not in stderr, stderr.decode()[-3000:]
-        new_files = len(sst_numbers(store_dir) - before)
-        with GraphStore.open(store_dir, read_only=True) as reader:  # before any writer
-            assert per_graph(list(reader.quads_nquads())) == graphs
-        result = run_kg("--store", str(store_dir), "compact", "--json")
-        assert result.returncode == 0, result.stderr[-3000:]
-        with GraphStore.open(store_dir, read_only=True) as store:
-            assert store.canonical_digest() == digest
-            assert per_graph(list(store.quads_nquads())) == graphs
-        after = json.loads(result.stdout)["bytes_after"]
-        assert after <= clean_bytes * 1.05, (after, clean_bytes)  # no leftovers of the kill
-        kills.append({"mid_compaction": mid, "new_files_at_kill": new_files, "bytes": after})
-        shutil.rmtree(store_dir)
-    assert any(k["mid_compaction"] for k in kills), kills
-    record_figures(
-        request.config,
-        "kill-compaction",
-        {"kills": kills, "clean_bytes": clean_bytes, "graphs": len(graphs), "seed": seed},
-    )
+def kill_after(proc: Any, begun: Callable[[], bool], delay: float) -> bool:
+    """SIGKILL `proc` `delay` seconds after `begun()` holds; returns whether it was still
+    running then (else it finished first). A kill leaves no traceback."""
+    while proc.poll() is None and not begun():
+        time.sleep(0.002)
+    time.sleep(delay)
+    running = proc.poll() is None
+    if running:
+        with contextlib.suppress(ProcessLookupError):
+            proc.send_signal(signal.SIGKILL)
+    _, stderr = proc.communicate(timeout=60)
+    assert b"Traceback" not in stderr, stderr.decode()[-3000:]
+    return running
 
 
 def test_kill_9_during_a_compact_copy(tmp_path: Path, request: pytest.FixtureRequest) -> None:
-    """`kg compact --into NEW` SIGKILLed while it dumps or loads: the store is untouched and
+    """`kg compact NEW` SIGKILLed while it dumps or loads: the store is untouched and
     NEW does not exist (the copy appears only whole); the next run removes what the killed
     one left and writes the same graph."""
     seed = int(os.environ.get("KG_KILL_SEED", "20261130"))
@@ -519,21 +476,14 @@ def test_kill_9_during_a_compact_copy(tmp_path: Path, request: pytest.FixtureReq
     with GraphStore.open(store_dir, read_only=True) as store:
         digest, graphs = store.canonical_digest(), per_graph(list(store.quads_nquads()))
     start = time.monotonic()
-    result = run_kg("--store", str(store_dir), "compact", "--into", str(tmp_path / "clean"))
+    result = run_kg("--store", str(store_dir), "compact", str(tmp_path / "clean"))
     assert result.returncode == 0, result.stderr[-3000:]
     clean_seconds = time.monotonic() - start
     kills = []
     for _ in range(4):
-        proc = start_kg("--store", str(store_dir), "compact", "--into", str(copy))
-        while proc.poll() is None and not (tmp_path / f".copy.partial-{proc.pid}").exists():
-            time.sleep(0.002)  # until this run's copy has begun
-        time.sleep(rng.uniform(0.0, clean_seconds / 2))
-        mid = proc.poll() is None
-        if mid:
-            with contextlib.suppress(ProcessLookupError):
-                proc.send_signal(signal.SIGKILL)
-        _, stderr = proc.communicate(timeout=60)
-        assert b"Traceback" not in stderr, stderr.decode()[-3000:]
+        proc = start_kg("--store", str(store_dir), "compact", str(copy))
+        partial = tmp_path / f".copy.partial-{proc.pid}"  # once this run's copy has begun
+        mid = kill_after(proc, partial.exists, rng.uniform(0.0, clean_seconds / 2))
         if not mid:
             break
         assert not copy.exists(), "a killed copy appeared under its name"
@@ -543,7 +493,7 @@ def test_kill_9_during_a_compact_copy(tmp_path: Path, request: pytest.FixtureReq
             assert per_graph(list(store.quads_nquads())) == graphs
     assert kills, "every copy finished before its kill"
     if not copy.exists():
-        result = run_kg("--store", str(store_dir), "compact", "--into", str(copy))
+        result = run_kg("--store", str(store_dir), "compact", str(copy))
         assert result.returncode == 0, result.stderr[-3000:]
     assert not list(tmp_path.glob(".copy.partial-*"))
     with GraphStore.open(copy, read_only=True) as store:
