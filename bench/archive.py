@@ -12,7 +12,10 @@
    `Store.bulk_load` into a fresh on-disk store, in a child process: the baseline.
 4. Map the dumps without a store (reading + mapping only), in a child process, to split
    the ingest time between Python and the store.
-5. Print the figures and the ratio ingest/bulk_load, and write bench/out/archive.json.
+5. Unless `--skip-compact`: compact kg's store (Oxigraph's `optimize`), write a compact
+   copy of it (`kg compact NEW`: one dump, one bulk load), and compact the baseline's
+   store, each with its bytes on disk before and after and its time.
+6. Print the figures and the ratio ingest/bulk_load, and write bench/out/archive.json.
 
 The goal is the whole archive in under 5 minutes with a peak RSS under 4 GB on the 2-core
 project machine. The machine is shared, so compare the ratio, not absolute seconds.
@@ -141,11 +144,63 @@ def child_bulk_load(nquads: Path, store_path: Path) -> dict[str, Any]:
     return {"seconds": seconds, "store_quads": quads, **usage()}
 
 
+def store_bytes(path: Path) -> int:
+    from kg.rdf.stamp import size_on_disk
+
+    return size_on_disk(path)
+
+
+def child_compact(store_path: Path) -> dict[str, Any]:
+    """`Store.optimize` (RocksDB's full compaction) on a closed store: its bytes on disk
+    before and after (the store closed), and the time and CPU it took."""
+    import pyoxigraph as ox
+
+    before = store_bytes(store_path)
+    store = ox.Store(str(store_path))
+    quads = len(store)
+    cpu = time.process_time()
+    start = time.perf_counter()
+    store.optimize()
+    store.flush()
+    seconds = time.perf_counter() - start
+    cpu = time.process_time() - cpu
+    del store
+    after = store_bytes(store_path)
+    return {
+        "seconds": seconds,
+        "compact_cpu_seconds": cpu,
+        "quads": quads,
+        "bytes_before": before,
+        "bytes_after": after,
+        "bytes_per_quad_before": before / quads,
+        "bytes_per_quad_after": after / quads,
+        **usage(),
+    }
+
+
+def child_copy(store_path: Path, into: Path) -> dict[str, Any]:
+    """`kg compact NEW`: a compact copy of the store (one dump, one bulk load)."""
+    from kg.rdf.store import GraphStore
+
+    cpu = time.process_time()
+    with GraphStore.open(store_path) as store:
+        done = store.rebuild(into)
+    return {
+        "seconds": done.seconds,
+        "copy_cpu_seconds": time.process_time() - cpu,
+        "bytes_before": done.bytes_before,
+        "bytes_after": done.bytes_after,
+        **usage(),
+    }
+
+
 CHILDREN = {
     "ingest": lambda a: child_ingest(Path(a[0]), Path(a[1]), int(a[2]), int(a[3])),
     "map": lambda a: child_map_only(Path(a[0])),
     "dump": lambda a: child_dump(Path(a[0]), Path(a[1])),
     "bulk_load": lambda a: child_bulk_load(Path(a[0]), Path(a[1])),
+    "compact": lambda a: child_compact(Path(a[0])),
+    "copy": lambda a: child_copy(Path(a[0]), Path(a[1])),
 }
 
 
@@ -191,6 +246,9 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=20_000, help="records per batch at most")
     parser.add_argument("--batch-quads", type=int, default=500_000, help="quads per batch at most")
     parser.add_argument("--skip-map", action="store_true", help="skip the mapping-only run")
+    parser.add_argument(
+        "--skip-compact", action="store_true", help="skip compacting both stores afterwards"
+    )
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -208,6 +266,12 @@ def main() -> None:
     dump = in_child("dump", str(store), str(nquads))
     baseline = in_child("bulk_load", str(nquads), str(baseline_store))
     mapping = None if args.skip_map else in_child("map", str(dumps))
+    compact = None if args.skip_compact else in_child("compact", str(store))
+    copy_store = work / "compact-copy"
+    shutil.rmtree(copy_store, ignore_errors=True)
+    copy = None if args.skip_compact else in_child("copy", str(store), str(copy_store))
+    shutil.rmtree(copy_store, ignore_errors=True)
+    baseline_compact = None if args.skip_compact else in_child("compact", str(baseline_store))
     nquads.unlink()
     for path in (store, baseline_store):
         shutil.rmtree(path, ignore_errors=True)
@@ -221,6 +285,9 @@ def main() -> None:
         "dump": dump,
         "bulk_load": baseline,
         "map_only": mapping,
+        "compact": compact,
+        "compact_copy": copy,
+        "bulk_load_compact": baseline_compact,
         "ingest_quads_per_second": ingest["stored_quads"] / ingest["seconds"],
         "bulk_load_quads_per_second": baseline["store_quads"] / baseline["seconds"],
         # Both load the same stored quads (named graphs and the merge): a ratio of times.
@@ -245,6 +312,21 @@ def main() -> None:
         print(
             f"map only  : {mapping['seconds']:8.1f} s (reading {mapping['read_seconds']:.1f} s) "
             f"peak RSS {mapping['peak_rss_mb']:,.0f} MB"
+        )
+    for name, run in (("kg store", compact), ("bulk store", baseline_compact)):
+        if run:
+            print(
+                f"{name:10}: {run['bytes_before'] / 2**20:,.0f} MB, "
+                f"{run['bytes_per_quad_before']:.0f} bytes/quad; compacted in "
+                f"{run['seconds']:.1f} s (CPU {run['compact_cpu_seconds']:.1f} s): "
+                f"{run['bytes_after'] / 2**20:,.0f} MB, {run['bytes_per_quad_after']:.0f} bytes/quad"
+            )
+    if copy:
+        print(
+            f"copy      : kg compact NEW in {copy['seconds']:.1f} s (CPU "
+            f"{copy['copy_cpu_seconds']:.1f} s, peak RSS {copy['peak_rss_mb']:,.0f} MB): "
+            f"{copy['bytes_after'] / 2**20:,.0f} MB, "
+            f"{copy['bytes_after'] / ingest['stored_quads']:.0f} bytes/quad"
         )
     print(
         f"dedup dict: {ingest['seen_entries']:,} graphs, about {ingest['seen_mb']:,.0f} MB; "

@@ -67,6 +67,26 @@ def run_bulk(nquads: Path, store: Path) -> dict[str, Any]:
     return {"seconds": seconds, "quads": quads, "rss_mb": peak_rss_mb()}
 
 
+def store_bytes(path: Path) -> int:
+    from kg.rdf.stamp import size_on_disk
+
+    return size_on_disk(path)
+
+
+def run_compact(store: Path) -> dict[str, Any]:
+    """Oxigraph's `optimize` (RocksDB's full compaction) on kg's store: its bytes before
+    and after (kg does not run it: it grows the store)."""
+    from kg.rdf.store import GraphStore
+
+    before = store_bytes(store)
+    cpu, start = time.process_time(), time.perf_counter()
+    with GraphStore.open(store) as gs:
+        gs.optimize()
+        gs.flush()
+    return {"seconds": time.perf_counter() - start, "cpu_seconds": time.process_time() - cpu,
+            "bytes_before": before, "bytes_after": store_bytes(store)}
+
+
 def rdflib_map(rec: dict[str, Any], ingested_at: str) -> Any:
     """Map one record the usual way: an rdflib graph built from rdflib terms.
 
@@ -377,6 +397,9 @@ def check_same_graph(records: Path, work: Path, sample: int) -> bool:
         Ingestor(a, Iris(BASE)).run([str(head)])
         digest_kg = a.canonical_digest(["https://w3id.org/kg/ontology#sourceFile"])
     run_rdflib(head, work / "check-rdflib")
+    from kg.rdf.stamp import stamp
+
+    stamp(work / "check-rdflib")  # written by pyoxigraph alone: kg's layout, unstamped
     with GraphStore.open(work / "check-rdflib") as b:
         digest_rdflib = b.canonical_digest(["https://w3id.org/kg/ontology#sourceFile"])
     return digest_kg == digest_rdflib
@@ -388,6 +411,8 @@ def main() -> None:
     parser.add_argument("--rdflib-records", type=int, default=None,
                         help="records for the rdflib variant (default: all); its rate is per record")
     parser.add_argument("--work", type=Path, default=None)
+    parser.add_argument("--skip-compact", action="store_true",
+                        help="skip compacting kg's store afterwards (Oxigraph's optimize)")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
 
@@ -397,6 +422,8 @@ def main() -> None:
             result = run_kg(Path(rest[0]), Path(rest[1]))
         elif variant == "bulk":
             result = run_bulk(Path(rest[0]), Path(rest[1]))
+        elif variant == "compact":
+            result = run_compact(Path(rest[0]))
         else:
             result = run_rdflib(Path(rest[0]), Path(rest[1]), int(rest[2]) if len(rest) > 2 else None)
         print(json.dumps(result))
@@ -428,6 +455,7 @@ def main() -> None:
     with GraphStore.open(work / "kg-store", read_only=True) as gs, open(named_nq, "wb") as out:
         gs.dump(out, "nquads")
     named_res = child("bulk", str(named_nq), str(work / "bulk-named-store"))
+    compact_res = None if args.skip_compact else child("compact", str(work / "kg-store"))
     rd_args = [str(data), str(work / "rdflib-store")]
     if args.rdflib_records:
         rd_args.append(str(args.rdflib_records))
@@ -447,6 +475,16 @@ def main() -> None:
           f"{rd_rate:,.0f} quads/s, peak RSS {rd_res['rss_mb']:,.0f} MB")
     print(f"bulk_load (named graphs only, no merge): {named_res['quads']:,} quads in "
           f"{named_res['seconds']:.1f} s")
+    stored = bulk_res["quads"]  # the named graphs and the merge, as both stores hold them
+    kg_bytes, bulk_bytes = store_bytes(work / "kg-store"), store_bytes(work / "bulk-store")
+    if compact_res:
+        kg_bytes = compact_res["bytes_before"]
+    print(f"store size: kg {kg_bytes / 2**20:,.0f} MB = {kg_bytes / stored:.0f} bytes/stored quad; "
+          f"bulk_load {bulk_bytes / 2**20:,.0f} MB = {bulk_bytes / bulk_res['quads']:.0f} bytes/stored quad")
+    if compact_res:
+        print(f"optimize  : {compact_res['seconds']:.1f} s (CPU {compact_res['cpu_seconds']:.1f} s): "
+              f"{compact_res['bytes_after'] / 2**20:,.0f} MB = "
+              f"{compact_res['bytes_after'] / stored:.0f} bytes/stored quad")
     print(f"ratio (a) kg / bulk_load (same quads, time)  : {bulk_res['seconds'] / kg_res['seconds']:.2f}x")
     print(f"ratio (a') kg / bulk_load of the named graphs only: "
           f"{named_res['seconds'] / kg_res['seconds']:.2f}x")

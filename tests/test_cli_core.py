@@ -177,3 +177,55 @@ def test_validate_seeds_has_no_violations(cli: CliRunner, tmp_path: Path, seed_p
     data = json.loads(result.stdout)
     assert data == {"conforms": True, "violations": []}
     assert result.exit_code == 0
+
+
+def test_compact_needs_a_store_it_can_write(tmp_path: Path, seed_paths: list[Path]) -> None:
+    missing = kg("--store", str(tmp_path / "nowhere"), "compact", str(tmp_path / "copy"))
+    assert missing.returncode == 1 and "no kg store at" in missing.stderr
+    assert not (tmp_path / "nowhere").exists()
+    busy_store = tmp_path / "busy"
+    assert kg("--store", str(busy_store), "ingest", str(seed_paths[0])).returncode == 0
+    import kg as library
+
+    with library.open(busy_store, read_only=False):  # another writer holds it
+        refused = kg("--store", str(busy_store), "compact", str(tmp_path / "copy"))
+    assert refused.returncode == 1 and "is busy" in refused.stderr
+    assert "Traceback" not in refused.stderr and not (tmp_path / "copy").exists()
+
+
+def test_compact_into_writes_a_smaller_copy_of_the_same_graph(
+    tmp_path: Path, seed_paths: list[Path]
+) -> None:
+    """`kg compact NEW`: the same quads (the merge and the search index too) in a new
+    store, the store itself untouched; a directory that exists is refused."""
+    store, copy = tmp_path / "s", tmp_path / "copy"
+    assert kg("--store", str(store), "ingest", *map(str, seed_paths)).returncode == 0
+    # a second round of the same records, changed: more files for the copy to pack
+    changed = tmp_path / "changed.jsonl"
+    changed.write_text(
+        "".join(
+            json.dumps({**json.loads(p.read_text()), "title": f"Changed {i}"}) + "\n"
+            for i, p in enumerate(seed_paths)
+        )
+    )
+    assert kg("--store", str(store), "ingest", str(changed)).returncode == 0
+    stats_before = json.loads(kg("--store", str(store), "stats", "--json").stdout)
+    done = kg("--store", str(store), "compact", str(copy), "--json")
+    assert done.returncode == 0, done.stderr
+    figures = json.loads(done.stdout)
+    assert figures["bytes_before"] > 0  # a writer's open moves files: not exactly stats'
+    copied = json.loads(kg("--store", str(copy), "stats", "--json").stdout)
+    assert figures["bytes_after"] == copied["bytes_on_disk"] < figures["bytes_before"]
+    for key in ("triples", "quads", "named_graphs", "record_graphs", "classes"):
+        assert copied[key] == stats_before[key]
+    exports = []
+    for where in (store, copy):
+        out = tmp_path / f"{where.name}.nq"
+        assert kg("--store", str(where), "export", "-f", "nquads", "-o", str(out)).returncode == 0
+        exports.append(sorted(out.read_text().splitlines()))
+    assert exports[0] == exports[1]
+    found = kg("--store", str(copy), "search", "Changed", "--json")
+    assert found.returncode == 0 and json.loads(found.stdout)["total"] == 2
+    again = kg("--store", str(store), "compact", str(copy))
+    assert again.returncode == 1 and "exists" in again.stderr
+    assert not list(tmp_path.glob(".copy.partial-*"))

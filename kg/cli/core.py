@@ -158,6 +158,30 @@ def print_summary(report: IngestReport, store_quads: int) -> None:
             out.print(f"  {escape(key)} ×{n:,}", highlight=False)
 
 
+@command(rich_help_panel="Build")
+def compact(
+    into: Annotated[
+        Path, typer.Argument(help="A new directory for the compact copy of the store.")
+    ],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the figures as JSON.")] = False,
+) -> None:
+    """Write a compact copy of the store: about a third smaller than `kg ingest` left it.
+
+    The store is dumped and bulk-loaded in one go into INTO, which appears only whole; the
+    store itself is only read, and its readers are undisturbed. Safe to kill. Point
+    `--store` at the copy afterwards (or move it into place while nothing has the store open).
+    """
+    done = state.graph(write=True).compact(into)
+    if as_json:
+        out.print_json(json.dumps(done.as_dict()))
+        return
+    out.print(
+        f"compact copy in {escape(str(into))}: {done.bytes_before / 1_048_576:,.1f} MB → "
+        f"{done.bytes_after / 1_048_576:,.1f} MB on disk in {done.seconds:.2f} s",
+        highlight=False,
+    )
+
+
 @command(rich_help_panel="Inspect")
 def stats(
     as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,

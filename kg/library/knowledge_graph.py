@@ -25,7 +25,7 @@ from kg.config import (
     STORE_ENV,
     base_iri_of,
 )
-from kg.errors import StoreError, UsageError
+from kg.errors import StoreError, StoreMissingError, UsageError
 from kg.graph.relations import ALL, DEFAULT_BY, DEFAULT_METRIC
 from kg.library.results import (
     Communities,
@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from kg.query.resolve import Thing
     from kg.query.stats import Stats
     from kg.rdf.results import AskResult, GraphResult, QueryResult, SelectStream
-    from kg.rdf.store import GraphStore
+    from kg.rdf.store import Compaction, GraphStore
     from kg.search import StoreSearch
 
 #: What `projection` links papers by unless told (`kg project --by`).
@@ -623,9 +623,35 @@ class KnowledgeGraph:
         self._search = None  # the next search sees the new index
         return report
 
+    def compact(self, into: str | os.PathLike[str]) -> Compaction:
+        """Write a compact copy of the store into the new directory `into` (`kg compact`):
+        the store dumped and bulk-loaded in one go, about a third smaller than a store built
+        batch by batch, which RocksDB's compactions leave partly uncompressed
+        (docs/performance.md). The store is only read (its readers are undisturbed); the
+        copy appears whole or not at all, with the search index. Returns the bytes on disk
+        of the store and of the copy, and the time it took.
+
+        >>> with kg.open(tmp / "s", read_only=False) as g:
+        ...     _ = g.ingest([seeds])
+        ...     done = g.compact(tmp / "compact")
+        >>> done.bytes_after < done.bytes_before
+        True
+        """
+        if self.read_only:
+            raise StoreError(
+                f"the store at {self.path} is open read-only; open it with "
+                "kg.open(path, read_only=False) to compact it"
+            )
+        if self.path is None:
+            raise UsageError("a memory store has no files to compact")
+        if self._store is None and not (self.path / "CURRENT").exists():
+            raise StoreMissingError(f"no kg store at {self.path} to compact")
+        from kg.search.index import INDEX_DIR
+
+        return self.store.rebuild(Path(into), beside=[INDEX_DIR])
+
 
 # --- helpers --------------------------------------------------------------------------------
-
 
 class _Lookups:
     """The store as the name resolver's source, opened only if a name is looked up (a

@@ -187,6 +187,14 @@ class Engine:
         its end). Raises SyntaxError for text that does not parse."""
         self._store.bulk_load(data, format=ox.RdfFormat.N_QUADS)
 
+    def dump_nquads_file(self, path: Path) -> None:
+        """Every quad of every graph, the default graph's too, as an N-Quads file (native)."""
+        self._store.dump(str(path), format=ox.RdfFormat.N_QUADS)
+
+    def bulk_load_nquads_file(self, path: Path) -> None:
+        """Bulk-load an N-Quads file (read as it loads, not held in memory)."""
+        self._store.bulk_load(path=str(path), format=ox.RdfFormat.N_QUADS)
+
     def bulk_load(self, data: bytes, fmt: str) -> None:
         """Load RDF in any format with the bulk loader (not atomic across its files)."""
         try:

@@ -12,7 +12,11 @@ one module that imports pyoxigraph):
 from __future__ import annotations
 
 import io
+import os
+import shutil
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TypeVar
 
@@ -24,6 +28,23 @@ from kg.rdf.sparql_scan import scan
 from kg.rdf.vocab import JOURNAL_GRAPH
 
 T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Compaction:
+    """What one compaction (`GraphStore.rebuild`) did: the store's bytes on disk before and
+    the copy's after, and the seconds it took."""
+
+    bytes_before: int
+    bytes_after: int
+    seconds: float
+
+    def as_dict(self) -> dict[str, int | float]:
+        return {
+            "bytes_before": self.bytes_before,
+            "bytes_after": self.bytes_after,
+            "seconds": round(self.seconds, 3),
+        }
 
 
 class GraphStore:
@@ -295,6 +316,52 @@ class GraphStore:
         named graphs were rewritten.
         """
         return self._writable().rename_iris(renames)
+
+    def rebuild(self, into: Path, *, beside: Iterable[str] = ()) -> Compaction:
+        """Write a compact copy of the store into the new directory `into`: every quad
+        dumped as N-Quads and bulk-loaded in one go. The copy needs about a third less disk
+        than a store built batch by batch (docs/performance.md): RocksDB's own compactions,
+        during an ingest and in `optimize`, write the base level uncompressed, as Oxigraph
+        configures it, while one bulk load writes it compressed. (So kg never runs
+        `optimize`: it makes a store larger, not smaller.) The store itself is only
+        read, so its readers are undisturbed; the copy appears under its name only when
+        whole (a kill leaves a `.<name>.partial-<pid>` directory, removed by the next
+        rebuild). The directories named in `beside` (kept in the store directory by the
+        layers above, as the search index) are copied along.
+        """
+        engine = self._writable()  # the one writer: nothing changes while we dump
+        if self.path is None:
+            raise StoreError("a memory store has no files to rebuild")
+        into = Path(into)
+        if into.exists():
+            raise StoreError(f"{into} exists: give a new directory for the compact copy")
+        if engine.has_graph(JOURNAL_GRAPH):  # cannot be: a writer recovers on opening
+            raise StoreError(f"the store at {self.path} has a batch in flight; open it again")
+        into.parent.mkdir(parents=True, exist_ok=True)
+        for stale in into.parent.glob(f".{into.name}.partial-*"):
+            shutil.rmtree(stale, ignore_errors=True)
+        partial = into.with_name(f".{into.name}.partial-{os.getpid()}")
+        dump = partial / "dump.nq"
+        before = stamp.size_on_disk(self.path)
+        start = time.perf_counter()
+        try:
+            stamp.stamp(partial)  # before the store's first file, as `open` does
+            engine.dump_nquads_file(dump)
+            copy = Engine.open(partial)
+            copy.bulk_load_nquads_file(dump)
+            copy.flush()
+            del copy
+            dump.unlink()
+            if merge.merge_only(self.path):
+                merge.mark_merge_only(partial)
+            for name in beside:
+                if (self.path / name).is_dir():
+                    shutil.copytree(self.path / name, partial / name)
+            os.rename(partial, into)
+        except BaseException:
+            shutil.rmtree(partial, ignore_errors=True)
+            raise
+        return Compaction(before, stamp.size_on_disk(into), time.perf_counter() - start)
 
     # -- reading ---------------------------------------------------------------------------
     def graph_hashes(self, graphs: list[str]) -> dict[str, str]:

@@ -21,6 +21,7 @@ import random
 import signal
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -445,3 +446,57 @@ def test_recovery_is_idempotent_when_killed_inside_it(tmp_path: Path) -> None:
             assert not store.has_graph(JOURNAL_GRAPH)
             check_merge(store)
             assert left.isdisjoint(graphs[:5]) and set(graphs[5:]) <= left
+
+
+def kill_after(proc: Any, begun: Callable[[], bool], delay: float) -> bool:
+    """SIGKILL `proc` `delay` seconds after `begun()` holds; returns whether it was still
+    running then (else it finished first). A kill leaves no traceback."""
+    while proc.poll() is None and not begun():
+        time.sleep(0.002)
+    time.sleep(delay)
+    running = proc.poll() is None
+    if running:
+        with contextlib.suppress(ProcessLookupError):
+            proc.send_signal(signal.SIGKILL)
+    _, stderr = proc.communicate(timeout=60)
+    assert b"Traceback" not in stderr, stderr.decode()[-3000:]
+    return running
+
+
+def test_kill_9_during_a_compact_copy(tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """`kg compact NEW` SIGKILLed while it dumps or loads: the store is untouched and
+    NEW does not exist (the copy appears only whole); the next run removes what the killed
+    one left and writes the same graph."""
+    seed = int(os.environ.get("KG_KILL_SEED", "20261130"))
+    rng = random.Random(seed)
+    records = synth_file(tmp_path / "records.jsonl", 1_000, seed=seed)
+    store_dir, copy = tmp_path / "store", tmp_path / "copy"
+    result = run_kg("--store", str(store_dir), "ingest", str(records), "--batch-size", "100", "-q")
+    assert result.returncode == 0, result.stderr[-3000:]
+    with GraphStore.open(store_dir, read_only=True) as store:
+        digest, graphs = store.canonical_digest(), per_graph(list(store.quads_nquads()))
+    start = time.monotonic()
+    result = run_kg("--store", str(store_dir), "compact", str(tmp_path / "clean"))
+    assert result.returncode == 0, result.stderr[-3000:]
+    clean_seconds = time.monotonic() - start
+    kills = []
+    for _ in range(4):
+        proc = start_kg("--store", str(store_dir), "compact", str(copy))
+        partial = tmp_path / f".copy.partial-{proc.pid}"  # once this run's copy has begun
+        mid = kill_after(proc, partial.exists, rng.uniform(0.0, clean_seconds / 2))
+        if not mid:
+            break
+        assert not copy.exists(), "a killed copy appeared under its name"
+        left = [p.name for p in tmp_path.glob(".copy.partial-*")]
+        kills.append({"left": left})
+        with GraphStore.open(store_dir, read_only=True) as store:
+            assert per_graph(list(store.quads_nquads())) == graphs
+    assert kills, "every copy finished before its kill"
+    if not copy.exists():
+        result = run_kg("--store", str(store_dir), "compact", str(copy))
+        assert result.returncode == 0, result.stderr[-3000:]
+    assert not list(tmp_path.glob(".copy.partial-*"))
+    with GraphStore.open(copy, read_only=True) as store:
+        assert store.canonical_digest() == digest
+        assert per_graph(list(store.quads_nquads())) == graphs
+    record_figures(request.config, "kill-compact-copy", {"kills": kills, "seed": seed})
