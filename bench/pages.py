@@ -24,7 +24,8 @@ Side by side with an older revision (issue 26: the pages against the main before
 two real `kg serve` processes on loopback, this checkout's and REV's (PYTHONPATH,
 KG_QUERIES_DIR and KG_ONTOLOGY_DIR pointing at each tree), each with --workers workers.
 Every sampled page is asked of both, warm (one untimed request first), the two servers taking
-turns to go first; `--baseline-kinds` are the page kinds REV has. REV serves
+turns to go first; the CPU time of each server and its workers (from /proc, which the
+machine's load does not inflate as it does wall time) is summed over a kind's warm requests; `--baseline-kinds` are the page kinds REV has. REV serves
 `--baseline-store` (default: --store); with `--baseline-ingest INPUT` a missing baseline store
 is built first by REV's own `kg ingest` of INPUT, for a revision that misreads a newer store:
 
@@ -217,8 +218,8 @@ def kg_command(tree: Path, *args: str, log: Path | None = None) -> subprocess.Po
 
 
 @contextmanager
-def served(tree: Path, store: Path, workers: int) -> Iterator[str]:
-    """`kg serve` of tree's code on store, on a free loopback port: yields its base URL."""
+def served(tree: Path, store: Path, workers: int) -> Iterator[tuple[str, int]]:
+    """`kg serve` of tree's code on store, on a free loopback port: its base URL and pid."""
     log = Path(tempfile.mkstemp(prefix="kg-pages-serve-", suffix=".log")[1])
     proc = kg_command(
         tree, "--store", str(store.resolve()), "serve", "--port", "0", "--quiet",
@@ -233,11 +234,27 @@ def served(tree: Path, store: Path, workers: int) -> Iterator[str]:
             if proc.poll() is not None or time.monotonic() > deadline:
                 raise SystemExit(f"kg serve of {tree} did not start:\n{log.read_text()}")
             time.sleep(0.2)
-        yield found.group(1)
+        yield found.group(1), proc.pid
     finally:
         proc.terminate()
         proc.wait(timeout=60)
         log.unlink(missing_ok=True)
+
+
+def tree_cpu(pid: int) -> float:
+    """CPU seconds (user + system) of a process and all its descendants (the server and its
+    query workers), from /proc: a figure the machine's load does not inflate."""
+    total, todo, tick = 0.0, [pid], os.sysconf("SC_CLK_TCK")
+    while todo:
+        current = todo.pop()
+        try:
+            fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / tick
+            for task in Path(f"/proc/{current}/task").iterdir():
+                todo.extend(int(c) for c in (task / "children").read_text().split())
+        except (OSError, IndexError, ValueError):
+            continue
+    return total
 
 
 def timed_http(client: httpx.Client, url: str, headers: dict[str, str]) -> tuple[int, float]:
@@ -273,11 +290,12 @@ def side_by_side(args: argparse.Namespace, kinds: list[str], chosen: dict[str, l
             print(f"built {old_store} with {args.baseline}'s ingest in "
                   f"{time.perf_counter() - start:.0f} s", flush=True)
         with (
-            served(ROOT, args.store, args.workers) as new_url,
-            served(tree, old_store, args.workers) as old_url,
+            served(ROOT, args.store, args.workers) as (new_url, new_pid),
+            served(tree, old_store, args.workers) as (old_url, old_pid),
             httpx.Client(timeout=120) as client,
         ):
             sides = {"new": new_url, "old": old_url}
+            pids = {"new": new_pid, "old": old_pid}
             # Each worker's first similarity lookup imports numpy and scipy: pay it first.
             if chosen.get("paper"):
                 first = "/similar/" + chosen["paper"][0][len(BASE) :]
@@ -285,15 +303,21 @@ def side_by_side(args: argparse.Namespace, kinds: list[str], chosen: dict[str, l
                     urls = [url + first for url in sides.values() for _ in range(2 * args.workers)]
                     list(threads.map(client.get, urls))
             times: dict[str, dict[str, list[float]]] = {}
+            cpu: dict[str, dict[str, float]] = {}
             missing: dict[str, int] = {}
             turn = 0
             for kind, paths in pages.items():
                 own = times.setdefault(kind, {"new": [], "old": []})
+                asked = [s for s in ("new", "old") if s == "new" or kind in old_kinds]
+                for path, headers in paths:  # the untimed first request of every page
+                    for side in asked:
+                        client.get(sides[side] + path, headers=headers)
+                before = {side: tree_cpu(pids[side]) for side in asked}
                 for path, headers in paths:
                     order = ["new", "old"] if turn % 2 == 0 else ["old", "new"]
                     turn += 1
                     for side in order:
-                        if side == "old" and kind not in old_kinds:
+                        if side not in asked:
                             continue
                         status, seconds = timed_http(client, sides[side] + path, headers)
                         if status != 200:  # not in that store (a generated one: no ImageNet)
@@ -301,10 +325,16 @@ def side_by_side(args: argparse.Namespace, kinds: list[str], chosen: dict[str, l
                             missing[where] = missing.get(where, 0) + 1
                             continue
                         own[side].append(seconds)
+                # Each timed page was asked twice in this loop (timed_http warms it again).
+                cpu[kind] = {
+                    side: (tree_cpu(pids[side]) - before[side]) / max(1, 2 * len(own[side]))
+                    for side in asked
+                }
                 print(f"{kind}: {len(own['new'])} pages", file=sys.stderr, flush=True)
     lines = [
-        f"| page | n | {args.baseline} p50 | p95 | now p50 | p95 | max | now/{args.baseline} p50 | p95 |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        f"| page | n | {args.baseline} p50 | p95 | now p50 | p95 | max | now/{args.baseline} p50 "
+        f"| p95 | CPU a page, {args.baseline} | now |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
 
     def p50_p95(values: list[float]) -> tuple[float, float, float]:
@@ -324,11 +354,13 @@ def side_by_side(args: argparse.Namespace, kinds: list[str], chosen: dict[str, l
                 n += f" ({len(by_side['old'])} old)"
             lines.append(
                 f"| {kind} | {n} | {o50:.0f} ms | {o95:.0f} ms | {n50:.0f} ms | **{n95:.0f} ms** | "
-                f"{nmax:.0f} ms | {n50 / o50:.1f}× | {n95 / o95:.1f}× |"
+                f"{nmax:.0f} ms | {n50 / o50:.1f}× | {n95 / o95:.1f}× | "
+                f"{1000 * cpu[kind]['old']:.0f} ms | {1000 * cpu[kind]['new']:.0f} ms |"
             )
         else:
             lines.append(
-                f"| {kind} | {n} | – | – | {n50:.0f} ms | **{n95:.0f} ms** | {nmax:.0f} ms | – | – |"
+                f"| {kind} | {n} | – | – | {n50:.0f} ms | **{n95:.0f} ms** | {nmax:.0f} ms | – | – "
+                f"| – | {1000 * cpu[kind]['new']:.0f} ms |"
             )
     lines.append("")
     lines.append(f"All pages now: p50 | p95 | max = {stats(every)}.")
