@@ -133,17 +133,29 @@ class Votes:
         total = s.sum(axis=1, keepdims=True)
         return np.asarray(np.divide(votes, total, out=np.zeros_like(votes), where=total > 0))
 
-    def item_vote(self, rows: Array, columns: Array, damping: float) -> Array:
-        """idf-weighted mean over each row's items j of c(j, i) / (n_j^(1-d) n_i^d)."""
-        m = self.matrix
-        df = np.maximum(self.df, 1.0)
-        own = m[rows]
-        scale = self.idf / np.power(df, 1.0 - damping)
-        through = m @ (own @ sp.diags(scale)).T.tocsc()  # papers × rows
+    def item_vote(
+        self,
+        rows: Array,
+        columns: Array,
+        damping: float,
+        reach: tuple[sp.csc_matrix, Array] | None = None,
+    ) -> Array:
+        """idf-weighted mean over each row's items j of c(j, i) / (n_j^(1-d) n_i^d).
+        `reach` is `self.reach(rows, damping)` when the caller already has it."""
+        through, total = reach if reach is not None else self.reach(rows, damping)
         votes = np.asarray((self.part(columns)[1] @ through).todense()).T
-        votes /= np.power(df[columns], damping)
-        total = np.asarray(own @ self.idf).reshape(-1, 1)
+        votes /= np.power(np.maximum(self.df, 1.0)[columns], damping)
         return np.asarray(np.divide(votes, total, out=np.zeros_like(votes), where=total > 0))
+
+    def reach(self, rows: Array, damping: float) -> tuple[sp.csc_matrix, Array]:
+        """What item_vote needs of the rows whatever the columns: papers × rows, each paper
+        weighted by the items it shares with the row, and each row's idf total. (A pass over
+        the whole matrix: a paper's suggestions make it once per damping, not per relation.)"""
+        m = self.matrix
+        own = m[rows]
+        scale = self.idf / np.power(np.maximum(self.df, 1.0), 1.0 - damping)
+        through = m @ (own @ sp.diags(scale)).T.tocsc()  # papers × rows
+        return through, np.asarray(own @ self.idf).reshape(-1, 1)
 
     def prior(self, columns: Array) -> Array:
         counts = self.df[columns]
@@ -408,6 +420,7 @@ def suggest(
     found: list[tuple[float, int, str]] = []
     neighbours: dict[str, tuple[Array, Array]] = {}
     relations = tuple(r for r in relations if r in inc.relations)
+    reaches: dict[float, tuple[sp.csc_matrix, Array]] = {}
     if row is not None and relations:  # one neighbour search serves every relation
         most = max(model.trained.for_relation(r).neighbours for r in relations)
         nearest, similarity = votes.neighbours(np.array([row]), most)
@@ -424,9 +437,13 @@ def suggest(
             scores = blend(none, none, votes.prior(columns), settings, text)[0]
         else:
             nb, sims = nearest[:, : settings.neighbours], similarity[:, : settings.neighbours]
+            if settings.damping not in reaches:
+                reaches[settings.damping] = votes.reach(np.array([row]), settings.damping)
             scores = blend(
                 votes.paper_vote(nb, sims, settings.neighbours, columns),
-                votes.item_vote(np.array([row]), columns, settings.damping),
+                votes.item_vote(
+                    np.array([row]), columns, settings.damping, reaches[settings.damping]
+                ),
                 votes.prior(columns),
                 settings,
                 text,
@@ -440,20 +457,19 @@ def suggest(
             if np.isfinite(scores[i]) and scores[i] > 0
         )
     found.sort(key=lambda f: (-f[0], inc.items[f[1]]))
-    found = found[:top]
+    chosen = found[:top]
+    together = _together(votes, row, [column for _, column, _ in chosen])
     named = (
-        votes.content.explain(
-            inc.items, [c for _, c, r in found if r in reads], fields
-        )
+        votes.content.explain(inc.items, [c for _, c, r in chosen if r in reads], fields)
         if votes.content is not None and fields
         else {}
     )
     suggestions = [
         replace(
-            _explain(votes, row, column, relation, score, neighbours.get(relation)),
+            _explain(votes, row, column, relation, score, neighbours.get(relation), together[i]),
             named=named.get(column),
         )
-        for score, column, relation in found
+        for i, (score, column, relation) in enumerate(chosen)
     ]
     names = labels(
         store,
@@ -473,6 +489,17 @@ def suggest(
     )
 
 
+def _together(votes: Votes, row: int | None, columns: list[int]) -> list[Array | None]:
+    """For each column, the papers it shares with each of the row's items (one product for
+    all the suggestions, not one each)."""
+    if row is None or not columns:
+        return [None] * len(columns)
+    postings = votes.incidence.transposed  # items × papers
+    own = votes.incidence.items_of(row)
+    counts = np.asarray((postings[own] @ postings[np.asarray(columns)].T).todense())
+    return [counts[:, i] for i in range(len(columns))]
+
+
 def _explain(
     votes: Votes,
     row: int | None,
@@ -480,6 +507,7 @@ def _explain(
     relation: str,
     score: float,
     neighbours: tuple[Array, Array] | None,
+    together: Array | None = None,
 ) -> Suggestion:
     inc = votes.incidence
     papers = int(votes.df[column])
@@ -494,7 +522,8 @@ def _explain(
         if p >= 0 and has
     ][:REASONS]
     own = inc.items_of(row)
-    together = np.asarray((postings[own] @ postings[column].T).todense()).ravel()
+    if together is None:
+        together = np.asarray((postings[own] @ postings[column].T).todense()).ravel()
     weight = votes.idf[own] * together / np.maximum(votes.df[own], 1.0)
     order = [i for i in np.lexsort((own, -weight)) if together[i] > 0][:REASONS]
     cooccurring = tuple(
