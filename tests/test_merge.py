@@ -30,13 +30,12 @@ from kg.rdf.store import GraphStore
 from kg.rdf.vocab import JOURNAL_GRAPH, PREFIXES
 from kg.testing.dumps import write_archive
 from kg.testing.records import records
-from tests.conftest import run
+from tests.conftest import RAW_DIR, run
 from tests.serve_support import ServeProcess
 
 BASE = "https://w3id.org/kg/id/"
 ROOT = Path(__file__).resolve().parent.parent
-RAW = Path("/work/shared/data/raw")
-EVALUATION_GZ = next(iter(sorted((RAW / "pwc-evaluation-tables-2020").glob("*.json*"))), None)
+EVALUATION_GZ = next(iter(sorted((RAW_DIR / "pwc-evaluation-tables-2020").glob("*.json*"))), None)
 
 #: Ad-hoc queries as users write them: no DISTINCT, counts and aggregates over the default
 #: graph. Each answer is compared as a sorted list of rows (a bag: duplicates matter).
