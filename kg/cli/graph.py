@@ -129,9 +129,7 @@ def suggest_command(
         raise UsageError("give a PAPER to suggest links for, or --train to train the model")
     graph = state.graph()
     if train:
-        from kg.graph.cache import has_suggest_model
-
-        kept = has_suggest_model(graph.store)
+        kept = graph.suggestions_trained()
         if not kept:
             err.print("training the suggestion model on the store's links (once; kept beside it)")
         trained = graph.train_suggestions()
