@@ -16,6 +16,12 @@ MAX_FIELD_CHARS = 1_000_000
 #: code links…): the largest in the Papers-with-Code data has 288; a record over it is
 #: rejected naming the field, so one record cannot fan out into millions of triples.
 MAX_ARRAY_ITEMS = 10_000
+#: A request (a paper page, `/suggest`, the MCP tool `suggest`) trains the suggestion model
+#: itself only on a store of at most this many papers with a link (the README store has
+#: 5,502: 5 s of CPU); a larger store's model is trained ahead, by `kg suggest --train`.
+#: The environment variable overrides it (0: a request never trains).
+SUGGEST_INLINE_PAPERS = 20_000
+SUGGEST_INLINE_ENV = "KG_SUGGEST_INLINE_PAPERS"
 
 
 def base_iri_of(text: str) -> str:

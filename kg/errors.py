@@ -150,5 +150,10 @@ class MemoryLimitError(KgError):
     """A query needed more memory than its process may use (`--max-memory-mb`)."""
 
 
+class ModelNotTrainedError(KgError):
+    """A request needs a model (the suggested links') that is not trained and kept yet, and
+    a request does not train it (too large a store, or its training failed before)."""
+
+
 class QueryTooComplexError(QuerySyntaxError):
     """SPARQL nested too deeply or too long for the parser to take safely."""

@@ -143,7 +143,7 @@ COVERED = {
     "kg.search": {"StoreSearch", "rebuild", "Upkeep"},
     "kg.search.sparql": {"expand"},
     "kg.graph.similarity": {"similar", "shared", "resolve_paper"},
-    "kg.graph.cache": {"similarity_index", "suggest_model"},
+    "kg.graph.cache": {"similarity_index", "suggest_model", "has_suggest_model"},
     "kg.graph.suggest": {"suggest"},
     "kg.graph.projections": {"project"},
     "kg.graph.analytics": {"communities", "components", "describe", "pagerank"},

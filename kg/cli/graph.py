@@ -98,15 +98,23 @@ def similar_command(
 @command("suggest", rich_help_panel=PANEL)
 def suggest_command(
     paper: Annotated[
-        str,
+        str | None,
         typer.Argument(help="A slug, an arXiv id (any version), a title or an IRI."),
-    ],
+    ] = None,
     kind: Annotated[
         str | None,
         typer.Option("--kind", help=f"Only links to one kind: {', '.join(SUGGEST_KINDS)}."),
     ] = None,
     top: Annotated[int, typer.Option("--top", "-k", help="How many suggestions.")] = 10,
     as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+    train: Annotated[
+        bool,
+        typer.Option(
+            "--train",
+            help="Train the model now and keep it beside the store (then PAPER is optional), "
+            "so that `kg serve`'s pages and the MCP tool show suggestions without training.",
+        ),
+    ] = False,
 ) -> None:
     """The links PAPER most likely lacks (tasks, datasets, methods, repositories), each with
     its score and reasons: the similar papers that have it, PAPER's items that co-occur
@@ -114,9 +122,30 @@ def suggest_command(
     (docs/similarity.md, "Suggested links").
 
     The first call on a store tunes the model on the store's own links and keeps it
-    beside the store, like the similarity index.
+    beside the store, like the similarity index. `kg serve` and the MCP tool train it
+    themselves only on a small store: train a large one ahead with `kg suggest --train`.
     """
-    result = state.graph().suggest(paper, kind=kind, top=top)
+    if paper is None and not train:
+        raise UsageError("give a PAPER to suggest links for, or --train to train the model")
+    graph = state.graph()
+    if train:
+        kept = graph.suggestions_trained()
+        if not kept:
+            err.print("training the suggestion model on the store's links (once; kept beside it)")
+        trained = graph.train_suggestions()
+        if paper is None:
+            summary = {"kept": True, "trained_now": not kept, **trained.as_dict()}
+            if as_json:
+                _dump(summary)
+            else:
+                emit(
+                    ("trained" if not kept else "already trained")
+                    + f": the suggestion model of the store ({trained.trials} trials a relation, "
+                    f"{trained.seconds:.1f} s of CPU), kept beside it"
+                )
+            return
+    assert paper is not None
+    result = graph.suggest(paper, kind=kind, top=top)
     data = result.as_dict()
     if as_json:
         _dump(data)

@@ -10,7 +10,12 @@ what it built into `<store>/.kg-cache/`, and later calls, in any process, load i
   metric's version is in the name, and `SimilarityIndex.restore` refuses weights that are
   not the metric's own, so an index written by an earlier kg is rebuilt, not misread.
 * `suggest-v<version>.json`: the settings `kg suggest` tuned on the store's own links
-  (kg.graph.suggest.train), written the first time a suggestion is asked for;
+  (kg.graph.suggest.train), written when the model is trained: by `kg suggest --train`,
+  by `kg suggest`, or by a request (a paper page, `/suggest`, the MCP tool) on a store of
+  at most `inline_training_limit()` papers with a link; a larger store's request never
+  trains (ModelNotTrainedError says how to). `suggest-v<version>.training` holds the pid of
+  a training under way, `suggest-v<version>.failed` why one failed, so that requests do not
+  start it again on that version of the store;
 * `content-v<version>.npz`: the items' names and their words' weights over all papers'
   texts (kg.graph.content.ContentIndex), written with it.
 
@@ -42,6 +47,8 @@ from typing import overload
 
 import numpy as np
 
+from kg.config import SUGGEST_INLINE_ENV, SUGGEST_INLINE_PAPERS
+from kg.errors import ModelNotTrainedError, UsageError
 from kg.graph.content import VERSION as CONTENT_VERSION
 from kg.graph.content import ContentIndex
 from kg.graph.incidence import Incidence, load_incidence
@@ -109,6 +116,7 @@ class _Loaded:
     parts: dict[tuple[str, ...], Incidence] = field(default_factory=dict)
     indexes: dict[tuple[tuple[str, ...], str], SimilarityIndex] = field(default_factory=dict)
     suggest: Model | None = None
+    suggest_failed: str | None = None  # why this process's training of the model failed
 
 
 #: What this process has loaded, per store directory (or id of a memory store).
@@ -348,45 +356,180 @@ def similarity_index(store: GraphStore, by: str | Sequence[str], metric: str) ->
     return index
 
 
-def suggest_model(store: GraphStore) -> Model:
+def inline_training_limit() -> int:
+    """The most papers with a link a store may have for a request to train its suggestion
+    model itself (kg.config.SUGGEST_INLINE_PAPERS, or the environment's override)."""
+    text = os.environ.get(SUGGEST_INLINE_ENV)
+    if text is None or not text.strip():
+        return SUGGEST_INLINE_PAPERS
+    try:
+        value = int(text.strip().replace("_", ""))
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise UsageError(
+            f"the environment variable {SUGGEST_INLINE_ENV} must be a number of papers "
+            f"(0 or more), not {text!r}"
+        )
+    return value
+
+
+_TRAIN_HOW = "run `kg suggest --train` on the store to train and keep it"
+
+
+def _model_files() -> tuple[str, str, str, str]:
+    base = f"suggest-v{SUGGEST_VERSION}"
+    return f"{base}.json", f"content-v{CONTENT_VERSION}.npz", f"{base}.training", f"{base}.failed"
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True
+    return True
+
+
+def _training_refused(directory: Path | None, loaded: _Loaded | None) -> str | None:
+    """Why a request must not train this version of the store's model: an earlier training
+    failed (in this process, or as recorded beside the store), or one is under way or died
+    before it finished. None when nothing stands in the way."""
+    if loaded is not None and loaded.suggest_failed:
+        return loaded.suggest_failed
+    if directory is None:
+        return None
+    _, _, training, failed = _model_files()
+    with contextlib.suppress(OSError):
+        reason = (directory / failed).read_text().strip()
+        return f"its training failed on this version of the store ({reason or 'no reason kept'})"
+    try:
+        pid = int((directory / training).read_text().strip() or "0")
+    except (OSError, ValueError):
+        return None
+    if pid and pid != os.getpid() and _pid_alive(pid):
+        return f"it is being trained (process {pid})"
+    return f"its training stopped before it finished (process {pid} ended, out of memory?)"
+
+
+def _saved_model(directory: Path | None) -> tuple[Trained, ContentIndex] | None:
+    if directory is None:
+        return None
+    name, content_name, _, _ = _model_files()
+    trained: Trained | None = None
+    content: ContentIndex | None = None
+    with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+        trained = Trained.from_dict(json.loads((directory / name).read_text()))
+    if trained is None:
+        return None
+    with contextlib.suppress(OSError, ValueError, KeyError, TypeError), np.load(
+        directory / content_name
+    ) as z:
+        content = ContentIndex.restore({k: z[k] for k in z.files})
+    return None if content is None else (trained, content)
+
+
+def has_suggest_model(store: GraphStore) -> bool:
+    """Whether a trained suggestion model of the store's current content is kept (beside
+    the store, or in this process), so a suggestion needs no training."""
+    key = content_key(store)
+    known = _MEMORY.get(_where(store))
+    if known is not None and key is not None and known.key == key and known.suggest is not None:
+        return True
+    return _saved_model(cache_directory(store, key)) is not None
+
+
+def suggest_model(store: GraphStore, *, on_request: bool = False) -> Model:
     """The suggestion model of the store: its similarity index (all relations, idf), the
     items' names (kg.graph.content) and the settings tuned on its links, loaded or trained
-    (and then kept)."""
+    (and then kept).
+
+    `on_request`: the model is for a request (a paper page, `/suggest`, the MCP tool), which
+    must not wait for a long training. It trains only a store of at most
+    `inline_training_limit()` papers with a link, and never one whose training failed or
+    is under way (a failure is kept beside the store, for that version of it); otherwise
+    it raises ModelNotTrainedError saying how to train the model ahead."""
     index = similarity_index(store, ALL, "idf")
     if content_key(store) is None:
+        if on_request:
+            _check_inline(index.incidence, None)
         names, words = read_text(store, index.incidence)
         return Model(Votes(index, names), train(store, index.incidence, text=(names, words)))
     loaded = _loaded(store)
     if loaded.suggest is not None:
         return loaded.suggest
     directory = cache_directory(store, loaded.key)
-    name = f"suggest-v{SUGGEST_VERSION}.json"
-    content_name = f"content-v{CONTENT_VERSION}.npz"
-    trained: Trained | None = None
-    content: ContentIndex | None = None
-    if directory is not None:
-        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
-            trained = Trained.from_dict(json.loads((directory / name).read_text()))
-        with contextlib.suppress(OSError, ValueError, KeyError, TypeError), np.load(
-            directory / content_name
-        ) as z:
-            content = ContentIndex.restore({k: z[k] for k in z.files})
-    if trained is None or content is None:
-        content, words = read_text(store, index.incidence)
-        trained = train(store, index.incidence, text=(content, words))
-        if directory is not None and directory.is_dir():
-            text = json.dumps(trained.as_dict(), indent=1)
-            state = content.state()
-
-            def arrays(tmp: str) -> None:
-                with open(tmp, "wb") as out:
-                    np.savez(out, **state)  # type: ignore[arg-type]
-
-            with contextlib.suppress(OSError):
-                _write_atomically(directory, content_name, arrays)
-                _write_atomically(directory, name, lambda t: Path(t).write_text(text))
+    saved = _saved_model(directory)
+    if saved is not None:
+        trained, content = saved
+    else:
+        if on_request:
+            _check_inline(index.incidence, _training_refused(directory, loaded))
+        trained, content = _train_and_keep(store, index, directory, loaded)
     loaded.suggest = Model(Votes(index, content), trained)
     return loaded.suggest
+
+
+def _check_inline(inc: Incidence, refused: str | None) -> None:
+    limit = inline_training_limit()
+    papers = len(inc.papers)
+    if refused is None and papers <= limit:
+        return
+    why = refused or (
+        f"{papers:,} papers with a link, and a request trains it only up to {limit:,}"
+        if limit
+        else f"{SUGGEST_INLINE_ENV}=0: a request never trains it"
+    )
+    raise ModelNotTrainedError(
+        f"the suggestion model of this store is not trained ({why}); {_TRAIN_HOW}"
+    )
+
+
+def _train_and_keep(
+    store: GraphStore, index: SimilarityIndex, directory: Path | None, loaded: _Loaded
+) -> tuple[Trained, ContentIndex]:
+    """Train the model and keep it; a failure is remembered (in this process and beside the
+    store), so requests do not start the same training again."""
+    name, content_name, training, failed = _model_files()
+    writable = directory is not None and directory.is_dir()
+    if writable:
+        assert directory is not None
+        with contextlib.suppress(OSError):
+            _write_atomically(directory, training, lambda t: Path(t).write_text(str(os.getpid())))
+    try:
+        content, words = read_text(store, index.incidence)
+        trained = train(store, index.incidence, text=(content, words))
+    except BaseException as exc:
+        reason = "over the memory limit" if isinstance(exc, MemoryError) else type(exc).__name__
+        if isinstance(exc, Exception):  # MemoryError too; not an interrupt
+            loaded.suggest_failed = f"its training failed in this process ({reason})"
+            if writable:
+                assert directory is not None
+                with contextlib.suppress(OSError):
+                    _write_atomically(directory, failed, lambda t: Path(t).write_text(reason))
+        if writable:
+            assert directory is not None
+            with contextlib.suppress(OSError):
+                (directory / training).unlink()
+        raise
+    if writable:
+        assert directory is not None
+        text = json.dumps(trained.as_dict(), indent=1)
+        state = content.state()
+
+        def arrays(tmp: str) -> None:
+            with open(tmp, "wb") as out:
+                np.savez(out, **state)  # type: ignore[arg-type]
+
+        with contextlib.suppress(OSError):
+            _write_atomically(directory, content_name, arrays)
+            _write_atomically(directory, name, lambda t: Path(t).write_text(text))
+        for done in (training, failed):
+            with contextlib.suppress(OSError):
+                (directory / done).unlink()
+    loaded.suggest_failed = None
+    return trained, content
 
 
 def clear(store: GraphStore) -> None:

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from kg.errors import RecordError
     from kg.export.exporter import ExportReport
     from kg.graph.similarity import SharedResult, SimilarResult
-    from kg.graph.suggest import SuggestResult
+    from kg.graph.suggest import SuggestResult, Trained
     from kg.ingest.ingestor import IngestReport
     from kg.query.leaderboard import Leaderboard
     from kg.query.named import NamedQuery
@@ -349,14 +349,17 @@ class KnowledgeGraph:
         return shared(self.store, a, b, base_iri=self.base_iri, by=by)
 
     def suggest(
-        self, paper: str, *, kind: str | None = None, top: int = DEFAULT_TOP
+        self, paper: str, *, kind: str | None = None, top: int = DEFAULT_TOP, train: bool = True
     ) -> SuggestResult:
         """The `top` links `paper` most likely lacks (`kg suggest`): tasks, datasets and
         methods (or one `kind`: task, dataset, method, repository), each with its score and
         reasons: the similar papers that have it, the paper's items that co-occur with it,
         and where the paper's title or abstract names it. Never a link the paper has. The
         model is tuned on the store's own links on first use and kept beside the store
-        (docs/similarity.md, "Suggested links").
+        (docs/similarity.md, "Suggested links"). With `train=False` (what a request of a
+        server or the MCP face does) a store's model is trained here only when the store is
+        small (kg.config.SUGGEST_INLINE_PAPERS) and its training has not failed; otherwise
+        ModelNotTrainedError says to train it ahead (`train_suggestions`).
 
         >>> found = g.suggest("attention-module-is-not-only-a-weight", kind="task", top=3)
         >>> len(found.suggestions), {s.relation for s in found.suggestions}
@@ -370,9 +373,34 @@ class KnowledgeGraph:
             relation_of_kind(kind)  # a bad kind fails before any loading
         resolve_paper(self.store, paper, self.base_iri)  # so does an unknown paper
         return suggest(
-            self.store, paper, base_iri=self.base_iri, model=suggest_model(self.store),
-            kind=kind, top=top,
+            self.store, paper, base_iri=self.base_iri,
+            model=suggest_model(self.store, on_request=not train), kind=kind, top=top,
         )
+
+    def suggestions_trained(self) -> bool:
+        """Whether the suggestion model of the store's current content is kept, so that
+        `suggest` (and a server's pages and MCP tool) need no training.
+
+        >>> _ = g.train_suggestions()  # trained once, or the kept model loaded
+        >>> g.suggestions_trained()
+        True
+        """
+        from kg.graph.cache import has_suggest_model
+
+        return has_suggest_model(self.store)
+
+    def train_suggestions(self) -> Trained:
+        """Train the suggestion model of the store and keep it beside the store (`kg suggest
+        --train`), so that suggestions, pages and the MCP tool need no training; a model
+        already kept for the store's current content is loaded, not trained again.
+
+        >>> trained = g.train_suggestions()
+        >>> {"tasks", "datasets", "methods"} <= set(trained.settings)
+        True
+        """
+        from kg.graph.cache import suggest_model
+
+        return suggest_model(self.store).trained
 
     def projection(
         self,

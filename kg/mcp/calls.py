@@ -125,7 +125,7 @@ def shared(graph: KnowledgeGraph, a: str, b: str, by: str) -> Data:
 
 def suggest(graph: KnowledgeGraph, paper: str, kind: str | None, top: int) -> Data:
     """The links a paper most likely lacks, with reasons, as `kg suggest --json` prints them."""
-    return graph.suggest(paper, kind=kind, top=top).as_dict()
+    return graph.suggest(paper, kind=kind, top=top, train=False).as_dict()
 
 
 def leaderboard(graph: KnowledgeGraph, task: str, dataset: str, metric: str | None) -> Data:

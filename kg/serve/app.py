@@ -43,6 +43,7 @@ from kg.errors import (
     ForbiddenError,
     KgError,
     MemoryLimitError,
+    ModelNotTrainedError,
     NotFoundError,
     Param,
     ParameterError,
@@ -94,6 +95,7 @@ _STATUS: tuple[tuple[type[KgError], int], ...] = (
     (NotFoundError, 404),
     (ResultTooLargeError, 422),
     (QueryTimeoutError, 503),
+    (ModelNotTrainedError, 503),
     (MemoryLimitError, 507),
 )
 

@@ -312,7 +312,8 @@ class _WorkerState:
 
 def _graph_call(store: GraphStore, name: str, kwargs: dict[str, Any]) -> Any:
     """`kg similar` / `kg shared` / `kg suggest` in a worker, as their JSON (the worker keeps
-    the index and the model)."""
+    the index and the model). A request trains no large store's suggestion model: it needs
+    the model trained ahead (kg.graph.cache.suggest_model, `on_request`)."""
     from kg.graph import cache, similarity
 
     if name == "similar":
@@ -330,7 +331,7 @@ def _graph_call(store: GraphStore, name: str, kwargs: dict[str, Any]) -> Any:
 
         def run_suggest() -> Any:
             similarity.resolve_paper(store, kwargs["paper"], kwargs["base_iri"])
-            model = cache.suggest_model(store)
+            model = cache.suggest_model(store, on_request=True)
             return suggest.suggest(store, **kwargs, model=model).as_dict()
 
         return store.reading(run_suggest)
