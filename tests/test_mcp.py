@@ -440,12 +440,24 @@ def test_stdout_carries_only_protocol_frames(readme_store: Path) -> None:
         proc.stdin.write("this line is not JSON\n")
         proc.stdin.flush()
         deadline = time.monotonic() + 300
-        for wanted, then in (({1, 2, 3, 4}, last), ({5}, None)):
+
+        def answered(wanted: set[int]) -> None:
             while wanted - {json.loads(x).get("id") for x in out if x.strip()}:
                 out.append(lines.get(timeout=max(0.1, deadline - time.monotonic())))
-            if then is not None:
-                proc.stdin.write(json.dumps(then) + "\n")
-                proc.stdin.flush()
+
+        answered({1, 2, 3, 4})
+        # The overrun worker's replacement may still be starting (on a loaded machine, past
+        # the 3 s limit): a "busy" answer is asked again, under a new id, a few times.
+        for attempt in range(5):
+            then = {**last, "id": 5 + attempt}
+            proc.stdin.write(json.dumps(then) + "\n")
+            proc.stdin.flush()
+            answered({5 + attempt})
+            reply = next(r for r in map(json.loads, filter(str.strip, out))
+                         if r.get("id") == 5 + attempt)  # fmt: skip
+            if not reply["result"].get("isError"):
+                break
+            assert "busy" in json.dumps(reply), reply
         proc.stdin.close()  # the client hangs up: the server ends cleanly
         proc.wait(timeout=60)
     finally:
@@ -459,7 +471,7 @@ def test_stdout_carries_only_protocol_frames(readme_store: Path) -> None:
     by_id = {r["id"]: r for r in replies if "id" in r}
     assert by_id[2]["result"]["isError"] is True
     assert by_id[3]["result"]["isError"] is True
-    assert by_id[5]["result"]["structuredContent"]["rows"] == 1
+    assert by_id[max(by_id)]["result"]["structuredContent"]["rows"] == 1, by_id[max(by_id)]
     stderr = proc.stderr.read() if proc.stderr else ""
     assert proc.returncode == 0, stderr
     assert "Traceback" not in stderr, stderr
