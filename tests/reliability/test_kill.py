@@ -218,20 +218,17 @@ def wait_for_loads(proc: Any, store_dir: Path, loads: int) -> None:
         time.sleep(0.003)
 
 
-def kill_moment(
-    kind: str, proc: Any, store_dir: Path, rng: random.Random, at_once: bool = False
-) -> float:
+def kill_moment(kind: str, proc: Any, store_dir: Path, rng: random.Random) -> float:
     """Wait for a random moment of the given kind; returns seconds since the start.
 
     Waiting for one to four batch loads lets each run of the chain get further than the
-    last, so the kills spread over the whole load. `at_once`: a bulk kill lands as the
-    loader's files appear (a small batch's load can end before any later moment)."""
+    last, so the kills spread over the whole load."""
     start = time.monotonic()
     if kind == "startup":  # while Python starts, the store opens and recovers, or skips
         time.sleep(rng.uniform(0.2, 3.0))
     elif kind == "bulk":  # just after the loader starts writing a batch's files
         wait_for_loads(proc, store_dir, rng.randint(1, 4))
-        time.sleep(0.0 if at_once else rng.uniform(0.0, 0.3))
+        time.sleep(rng.uniform(0.0, 0.3))
     else:  # anywhere in a batch: mapping, loading, or between
         wait_for_loads(proc, store_dir, rng.randint(1, 4))
         time.sleep(rng.uniform(0.0, 2.0))
@@ -261,11 +258,9 @@ def kill_chain(
         str(batch),
         "-q",
     ]
-    first_bulk = kinds.index("bulk") if "bulk" in kinds else -1
     for number, kind in enumerate(kinds):
         proc = start_kg(*args)
-        # the first bulk kill lands inside a load, so that the rollback path surely runs
-        at = kill_moment(kind, proc, store_dir, rng, at_once=number == first_bulk)
+        at = kill_moment(kind, proc, store_dir, rng)
         finished = proc.poll() is not None
         if not finished:
             # Popen skips a process it already reaped; one that exits after the poll is fine too.
