@@ -120,6 +120,13 @@ def read_all_texts(store: GraphStore) -> dict[str, dict[str, list[str]]]:
     return out
 
 
+def _add_names(out: dict[str, list[str]], rows: Iterable[tuple[str | None, ...]]) -> None:
+    """Append each (item, name) row's name to a wanted item's names, once."""
+    for item, name in rows:
+        if item in out and name and name not in out[item]:
+            out[item].append(name)
+
+
 def read_names(store: GraphStore, items: Sequence[str]) -> dict[str, list[str]]:
     """Each item's names: its label(s) and full name(s), then its slug. One query per
     name predicate and item class (a VALUES list of thousands of IRIs is much slower)."""
@@ -130,9 +137,7 @@ def read_names(store: GraphStore, items: Sequence[str]) -> dict[str, list[str]]:
             f"SELECT DISTINCT ?x ?name WHERE {{ VALUES ?class {{ {classes} }} "
             f"?x a ?class ; {predicate} ?name FILTER(isLiteral(?name)) }}"
         )
-        for item, name in store.select_values(query):
-            if item in out and name and name not in out[item]:
-                out[item].append(name)
+        _add_names(out, store.select_values(query))
     untyped = [item for item, names in out.items() if not names]
     predicates = " ".join(_NAME_PREDICATES)
     for values in _values(untyped):  # an item without a class (rare): by its IRI
@@ -140,9 +145,7 @@ def read_names(store: GraphStore, items: Sequence[str]) -> dict[str, list[str]]:
             f"SELECT DISTINCT ?x ?name WHERE {{ VALUES ?x {{ {values} }} "
             f"VALUES ?p {{ {predicates} }} ?x ?p ?name FILTER(isLiteral(?name)) }}"
         )
-        for item, name in store.select_values(query):
-            if item in out and name and name not in out[item]:
-                out[item].append(name)
+        _add_names(out, store.select_values(query))
     for item, names in out.items():
         names.sort()
         slug = slug_name(item)
