@@ -19,6 +19,7 @@ from decimal import Decimal
 from typing import Any
 
 from kg.rdf.results import Term
+from kg.rdf.vocab import STD
 from kg.serve import story
 from kg.serve.linked_data import Labeller
 from kg.serve.story import PREFIXES, int_of, lower_is_better, rows_of, text_of
@@ -91,7 +92,7 @@ def counted_query(select_item: str, where: str, *, limit: int = TOP) -> str:
         + f"""SELECT ?item (MIN(?l) AS ?label) (COUNT(DISTINCT {select_item}) AS ?n) WHERE {{
   {where}
   OPTIONAL {{ ?item rdfs:label ?l }}
-}} GROUP BY ?item ORDER BY DESC(?n) ?label LIMIT {limit}"""
+}} GROUP BY ?item ORDER BY DESC(?n) ?label ?item LIMIT {limit}"""
     )
 
 
@@ -100,6 +101,29 @@ def counted(view: Labeller, rows: Rows) -> list[dict[str, Any]]:
         {"item": view.link(r["item"].value, text_of(r, "label") or None), "n": int_of(r, "n")}
         for r in rows
         if "item" in r
+    ]
+
+
+async def shared(
+    pool: Any,
+    view: Labeller,
+    fallback: str,
+    *,
+    relation: str,
+    item: str,
+    other: str,
+    labels: tuple[str, ...] = (STD.label,),
+) -> list[dict[str, Any]]:
+    """The `other` items on `item`'s papers, counted, most first (as `counted`): from the
+    matrix kept beside the store (kg.graph.lists.shared_items), else by the SPARQL
+    `fallback` (a `counted_query` of the same list)."""
+    found = await story.listed(
+        pool, "shared_items", relation=relation, item=item, other=other, top=TOP, labels=labels
+    )
+    if found is None:
+        return counted(view, rows_of(await pool.result(fallback)))
+    return [
+        {"item": view.link(r["item"], r["label"] or None), "n": int(r["n"])} for r in found["items"]
     ]
 
 
@@ -231,7 +255,7 @@ async def task_page(pool: Any, view: Labeller, number: int) -> dict[str, Any]:
     iri = view.desc.iri
     t = iri_term(iri)
     path = papers_path("task")
-    found, papers = await asyncio.gather(
+    found, papers, methods = await asyncio.gather(
         gather(
             pool,
             {
@@ -242,12 +266,17 @@ async def task_page(pool: Any, view: Labeller, number: int) -> dict[str, Any]:
                 "datasets": labelled_query(f"?item kg:usedForTask {t}"),
                 "benchmarks": benchmarks_query(iri, "kg:onTask"),
                 "labels": benchmark_labels_query(iri, "kg:onTask"),
-                "methods": counted_query(
-                    "?paper", f"?paper {path} {t} . ?paper kg:usesMethod|kg:introducesMethod ?item"
-                ),
             },
         ),
         story.papers(pool, view, "task", number),
+        shared(
+            pool,
+            view,
+            counted_query("?paper", f"?paper {path} {t} . ?paper {papers_path('method')} ?item"),
+            relation="tasks",
+            item=iri,
+            other="methods",
+        ),
     )
     f = facts(view, found["facts"])
     return {
@@ -258,7 +287,7 @@ async def task_page(pool: Any, view: Labeller, number: int) -> dict[str, Any]:
         "subtasks": labelled(view, found["subtasks"]),
         "datasets": labelled(view, found["datasets"]),
         "benchmarks": benchmarks(view, found["benchmarks"], found["labels"]),
-        "methods": counted(view, found["methods"]),
+        "methods": methods,
         "papers": papers,
     }
 
@@ -416,27 +445,31 @@ async def area_page(pool: Any, view: Labeller, number: int) -> dict[str, Any]:
 async def author_page(pool: Any, view: Labeller, number: int) -> dict[str, Any]:
     iri = view.desc.iri
     a = iri_term(iri)
-    found, papers = await asyncio.gather(
-        gather(
+    by = papers_path("author")
+    coauthors, tasks, papers = await asyncio.gather(
+        shared(
             pool,
-            {
-                "coauthors": counted_query(
-                    "?paper",
-                    f"?paper dcterms:creator {a}, ?item . FILTER(?item != {a}) "
-                    "OPTIONAL { ?item foaf:name ?l }",
-                ),
-                "tasks": counted_query(
-                    "?paper", f"?paper dcterms:creator {a} ; {papers_path('task')} ?item"
-                ),
-            },
+            view,
+            counted_query(
+                "?paper",
+                f"?paper {by} {a}, ?item . FILTER(?item != {a}) OPTIONAL {{ ?item foaf:name ?l }}",
+            ),
+            relation="authors",
+            item=iri,
+            other="authors",
+            labels=(STD.foaf_name, STD.label),
+        ),
+        shared(
+            pool,
+            view,
+            counted_query("?paper", f"?paper {by} {a} ; {papers_path('task')} ?item"),
+            relation="authors",
+            item=iri,
+            other="tasks",
         ),
         story.papers(pool, view, "author", number),
     )
-    return {
-        "coauthors": counted(view, found["coauthors"]),
-        "tasks": counted(view, found["tasks"]),
-        "papers": papers,
-    }
+    return {"coauthors": coauthors, "tasks": tasks, "papers": papers}
 
 
 async def repository_page(pool: Any, view: Labeller, number: int) -> dict[str, Any]:
