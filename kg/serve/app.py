@@ -729,9 +729,17 @@ class KgServer:
         if media_type is None:
             return _error(406, f"an entity is offered as {conneg.offered(conneg.PAGE_OFFERS)}")
         pool = self.running
-        graph = await pool.result(linked_data.is_graph_query(iri))
-        is_graph = isinstance(graph, AskResult) and graph.value
         html = media_type == conneg.HTML
+        cap = linked_data.INCOMING_HTML_LIMIT if html else linked_data.INCOMING_RDF_LIMIT
+        # Whether it names a graph, and (as it most often does not) its description and a
+        # paper's story, all in the workers at once: one round trip less for an entity.
+        graph, outgoing, incoming, early = await asyncio.gather(
+            pool.result(linked_data.is_graph_query(iri)),
+            pool.result(linked_data.outgoing_query(iri)),
+            pool.result(linked_data.incoming_query(iri, labels=html, limit=cap + 1)),
+            story.early_story(pool, iri, self.config.base_iri) if html else _none(),
+        )
+        is_graph = isinstance(graph, AskResult) and graph.value
         if is_graph and not html:
             contents = await pool.result(linked_data.graph_contents_query(iri))
             assert isinstance(contents, GraphResult)
@@ -739,16 +747,8 @@ class KgServer:
         else:
             if is_graph:
                 outgoing = await pool.result(linked_data.graph_rows_query(iri))
-                incoming: Any = SelectResult(["s", "p"], [])
-            else:
-                cap = linked_data.INCOMING_HTML_LIMIT if html else linked_data.INCOMING_RDF_LIMIT
-                outgoing, incoming, early = await asyncio.gather(  # all in the workers at once
-                    pool.result(linked_data.outgoing_query(iri)),
-                    pool.result(linked_data.incoming_query(iri, labels=html, limit=cap + 1)),
-                    story.early_story(pool, iri, self.config.base_iri) if html else _none(),
-                )
+                incoming = SelectResult(["s", "p"], [])
             assert isinstance(outgoing, SelectResult) and isinstance(incoming, SelectResult)
-            cap = linked_data.INCOMING_HTML_LIMIT if html else linked_data.INCOMING_RDF_LIMIT
             desc = linked_data.describe(iri, outgoing, incoming, cap + 1)
             if desc.empty:
                 raise NotFoundError(f"the graph holds nothing about {iri}")

@@ -638,6 +638,9 @@ async def graph_page(pool: Any, view: Labeller, number: int) -> dict[str, Any]:
     }
 
 
+#: Kinds whose builder gives the page's `sources` (the others get the entity's provenance).
+OWN_SOURCES = frozenset({"dump"})
+
 BUILDERS: dict[str, Builder] = {
     "task": task_page,
     "dataset": dataset_page,
