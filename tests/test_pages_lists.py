@@ -1,5 +1,6 @@
 """The pages' lists from the matrix kept beside the store (kg.graph.lists): an item's papers
-newest first and its counted lists (a task's methods, an author's co-authors and tasks).
+newest first and its counted lists (a task's methods, an author's co-authors and tasks, an
+area's tasks, a collection's methods).
 
 The library is compared with the same lists computed with rdflib over the store's quads (the
 paths of kg.graph.relations walked by hand, the order and the labels as the pages' SPARQL
@@ -228,6 +229,19 @@ def test_pages_show_the_same_lists_as_the_sparql(
             if len(items[0][1]) > 50:
                 later = [c.get(path + "?page=1", headers=HTML).text for c in (kept, sparql)]
                 assert _section(later[0], "papers") == _section(later[1], "papers")
+    with GraphStore.open(served_path, read_only=True) as store:
+        groups = sorted(
+            iri
+            for cls in ("Area", "Collection")
+            for (iri,) in store.select_values(f"SELECT ?x WHERE {{ ?x a <{KG}{cls}> }}")
+            if iri
+        )
+    assert any("/area/" in g for g in groups) and any("/collection/" in g for g in groups)
+    for iri in groups:
+        path = "/" + iri[len(BASE) :]
+        pages = [c.get(path, headers=HTML).text for c in (kept, sparql)]
+        for section in ("tasks", "methods", "collections"):
+            assert _section(pages[0], section) == _section(pages[1], section), (path, section)
     assert _order_file(served_path).is_file()  # the pages' lists came from the kept matrix
 
 
@@ -263,3 +277,29 @@ def test_a_write_makes_the_kept_lists_stale(store_path: Path, facts: Facts, tmp_
             first = papers_section.index('href="/paper/')
             assert papers_section[first:].startswith('href="/paper/written-after-the-matrix"')
         assert "Written after the matrix" in c.get(named, headers=HTML).text
+
+
+def test_an_areas_tasks_counted_as_by_hand(store_path: Path, facts: Facts) -> None:
+    """Every task of each area (with none: 0), by its papers through every path."""
+    papers = facts.papers("tasks")
+    areas = {str(a) for props in facts.out.values() for a in props.get(KG + "area", set())}
+    assert areas
+    with GraphStore.open(store_path, read_only=True) as store:
+        for area in sorted(areas):
+            tasks = [
+                s
+                for s, props in facts.out.items()
+                if rdflib.URIRef(area) in props.get(KG + "area", set())
+                and rdflib.URIRef(KG + "Task") in props.get(str(rdflib.RDF.type), set())
+            ]
+            want = sorted(
+                ((t, facts.label(t, (LABEL,)), len(papers.get(t, set()))) for t in tasks),
+                key=lambda r: (-r[2], r[1] is not None, r[1] or "", r[0]),
+            )
+            items = (
+                f"SELECT ?item (MIN(?l) AS ?label) WHERE {{ ?item <{KG}area> <{area}> ; "
+                f"a <{KG}Task> . OPTIONAL {{ ?item <{LABEL}> ?l }} }} GROUP BY ?item"
+            )
+            got = lists.counted_items(store, "tasks", items, 500)
+            assert got is not None
+            assert [(r["item"], r["label"], r["n"]) for r in got["items"]] == want, area

@@ -226,3 +226,23 @@ def _labels(store: GraphStore, iris: Sequence[str], properties: Sequence[str]) -
             if known is None or (rank, label) < known:
                 best[x] = (rank, label)
     return {x: label for x, (_, label) in best.items()}
+
+
+def counted_items(store: GraphStore, relation: str, items: str, top: int) -> dict[str, Any] | None:
+    """The items a query gives (`items`: a SELECT of ?item and its ?label, kg's own), each with
+    how many papers reach it through `relation`'s path (0 for none), most first, then by
+    label (unlabelled first), then IRI; `top` of them."""
+    loaded = cache.kept(store)
+    if loaded is None or relation not in RELATIONS:
+        return None
+    inc = loaded.full
+    t = inc.transposed
+    rows: list[tuple[str, str | None, int]] = []
+    for item, label in store.select_values(items):
+        if item is None:
+            continue
+        column = _column(inc, relation, item)
+        n = 0 if column is None else int(t.indptr[column + 1] - t.indptr[column])
+        rows.append((item, label, n))
+    rows.sort(key=lambda r: (-r[2], r[1] is not None, r[1] or "", r[0]))
+    return {"items": [{"item": i, "label": label, "n": n} for i, label, n in rows[:top]]}

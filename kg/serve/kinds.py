@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from decimal import Decimal
 from typing import Any
 
+from kg.graph.relations import RELATIONS
 from kg.rdf.results import Term
 from kg.rdf.vocab import STD
 from kg.serve import story
@@ -122,6 +123,34 @@ async def shared(
     )
     if found is None:
         return counted(view, rows_of(await pool.result(fallback)))
+    return [
+        {"item": view.link(r["item"], r["label"] or None), "n": int(r["n"])} for r in found["items"]
+    ]
+
+
+async def counted_papers(
+    pool: Any, view: Labeller, where: str, *, relation: str, limit: int = MAX_LIST
+) -> list[dict[str, Any]]:
+    """The items `where` binds (?item), each with how many papers reach it through
+    `relation`'s path, most first (as `counted`): counted in the matrix kept beside the
+    store (kg.graph.lists.counted_items), else by SPARQL."""
+    kind = RELATIONS[relation].item_type.lower()
+    found = await story.listed(
+        pool,
+        "counted_items",
+        relation=relation,
+        items=PREFIXES
+        + f"""SELECT ?item (MIN(?l) AS ?label) WHERE {{
+  {where}
+  OPTIONAL {{ ?item rdfs:label ?l }}
+}} GROUP BY ?item""",
+        top=limit,
+    )
+    if found is None:
+        query = counted_query(
+            "?paper", f"{where} OPTIONAL {{ ?paper {papers_path(kind)} ?item }}", limit=limit
+        )
+        return counted(view, rows_of(await pool.result(query)))
     return [
         {"item": view.link(r["item"], r["label"] or None), "n": int(r["n"])} for r in found["items"]
     ]
@@ -389,18 +418,17 @@ async def method_page(pool: Any, view: Labeller, number: int) -> dict[str, Any]:
 async def collection_page(pool: Any, view: Labeller, number: int) -> dict[str, Any]:
     iri = view.desc.iri
     c = iri_term(iri)
-    path = papers_path("method")
-    found = await gather(
-        pool,
-        {
-            "facts": facts_query(iri, "rdfs:label dcterms:description kg:area kg:parentCollection"),
-            "children": labelled_query(f"?item kg:parentCollection {c}"),
-            "methods": counted_query(
-                "?paper",
-                f"?item kg:inCollection {c} . OPTIONAL {{ ?paper {path} ?item }}",
-                limit=MAX_LIST,
-            ),
-        },
+    found, methods = await asyncio.gather(
+        gather(
+            pool,
+            {
+                "facts": facts_query(
+                    iri, "rdfs:label dcterms:description kg:area kg:parentCollection"
+                ),
+                "children": labelled_query(f"?item kg:parentCollection {c}"),
+            },
+        ),
+        counted_papers(pool, view, f"?item kg:inCollection {c} .", relation="methods"),
     )
     f = facts(view, found["facts"])
     return {
@@ -408,36 +436,33 @@ async def collection_page(pool: Any, view: Labeller, number: int) -> dict[str, A
         "area": links(view, f, KG + "area"),
         "parent": links(view, f, KG + "parentCollection"),
         "children": labelled(view, found["children"]),
-        "methods": counted(view, found["methods"]),
+        "methods": methods,
     }
 
 
 async def area_page(pool: Any, view: Labeller, number: int) -> dict[str, Any]:
     iri = view.desc.iri
     a = iri_term(iri)
-    found = await gather(
-        pool,
-        {
-            "facts": facts_query(iri, "rdfs:label skos:altLabel dcterms:description"),
-            "tasks": counted_query(
-                "?paper",
-                f"?item kg:area {a} ; a kg:Task . "
-                f"OPTIONAL {{ ?paper {papers_path('task')} ?item }}",
-                limit=MAX_LIST,
-            ),
-            "collections": counted_query(
-                "?method",
-                f"?item kg:area {a} ; a kg:Collection . "
-                "OPTIONAL { ?method kg:inCollection ?item }",
-                limit=MAX_LIST,
-            ),
-        },
+    found, tasks = await asyncio.gather(
+        gather(
+            pool,
+            {
+                "facts": facts_query(iri, "rdfs:label skos:altLabel dcterms:description"),
+                "collections": counted_query(
+                    "?method",
+                    f"?item kg:area {a} ; a kg:Collection . "
+                    "OPTIONAL { ?method kg:inCollection ?item }",
+                    limit=MAX_LIST,
+                ),
+            },
+        ),
+        counted_papers(pool, view, f"?item kg:area {a} ; a kg:Task .", relation="tasks"),
     )
     f = facts(view, found["facts"])
     return {
         "description": first(f, story.DC + "description"),
         "synonyms": [t.value for t in f.get("http://www.w3.org/2004/02/skos/core#altLabel", [])],
-        "tasks": counted(view, found["tasks"]),
+        "tasks": tasks,
         "collections": counted(view, found["collections"]),
     }
 
