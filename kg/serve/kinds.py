@@ -108,21 +108,25 @@ def counted(view: Labeller, rows: Rows) -> list[dict[str, Any]]:
 async def shared(
     pool: Any,
     view: Labeller,
-    fallback: str,
     *,
     relation: str,
     item: str,
     other: str,
     labels: tuple[str, ...] = (STD.label,),
 ) -> list[dict[str, Any]]:
-    """The `other` items on `item`'s papers, counted, most first (as `counted`): from the
-    matrix kept beside the store (kg.graph.lists.shared_items), else by the SPARQL
-    `fallback` (a `counted_query` of the same list)."""
+    """The `other` items on `item`'s papers (not `item` itself), counted, most first (as
+    `counted`; a label is the first of `labels` an item has, ending with rdfs:label): from
+    the matrix kept beside the store (kg.graph.lists.shared_items), else by SPARQL."""
     found = await story.listed(
         pool, "shared_items", relation=relation, item=item, other=other, top=TOP, labels=labels
     )
     if found is None:
-        return counted(view, rows_of(await pool.result(fallback)))
+        t = iri_term(item)
+        where = f"?paper {RELATIONS[relation].path} {t} . ?paper {RELATIONS[other].path} ?item ."
+        if relation == other:
+            where += f" FILTER(?item != {t})"
+        where += "".join(f" OPTIONAL {{ ?item {p} ?l }}" for p in labels if p != STD.label)
+        return counted(view, rows_of(await pool.result(counted_query("?paper", where))))
     return [
         {"item": view.link(r["item"], r["label"] or None), "n": int(r["n"])} for r in found["items"]
     ]
@@ -283,7 +287,6 @@ def benchmarks(view: Labeller, rows: Rows, labels: Rows) -> list[dict[str, Any]]
 async def task_page(pool: Any, view: Labeller, number: int) -> dict[str, Any]:
     iri = view.desc.iri
     t = iri_term(iri)
-    path = papers_path("task")
     found, papers, methods = await asyncio.gather(
         gather(
             pool,
@@ -298,14 +301,7 @@ async def task_page(pool: Any, view: Labeller, number: int) -> dict[str, Any]:
             },
         ),
         story.papers(pool, view, "task", number),
-        shared(
-            pool,
-            view,
-            counted_query("?paper", f"?paper {path} {t} . ?paper {papers_path('method')} ?item"),
-            relation="tasks",
-            item=iri,
-            other="methods",
-        ),
+        shared(pool, view, relation="tasks", item=iri, other="methods"),
     )
     f = facts(view, found["facts"])
     return {
@@ -469,29 +465,16 @@ async def area_page(pool: Any, view: Labeller, number: int) -> dict[str, Any]:
 
 async def author_page(pool: Any, view: Labeller, number: int) -> dict[str, Any]:
     iri = view.desc.iri
-    a = iri_term(iri)
-    by = papers_path("author")
     coauthors, tasks, papers = await asyncio.gather(
         shared(
             pool,
             view,
-            counted_query(
-                "?paper",
-                f"?paper {by} {a}, ?item . FILTER(?item != {a}) OPTIONAL {{ ?item foaf:name ?l }}",
-            ),
             relation="authors",
             item=iri,
             other="authors",
             labels=(STD.foaf_name, STD.label),
         ),
-        shared(
-            pool,
-            view,
-            counted_query("?paper", f"?paper {by} {a} ; {papers_path('task')} ?item"),
-            relation="authors",
-            item=iri,
-            other="tasks",
-        ),
+        shared(pool, view, relation="authors", item=iri, other="tasks"),
         story.papers(pool, view, "author", number),
     )
     return {"coauthors": coauthors, "tasks": tasks, "papers": papers}
