@@ -17,7 +17,9 @@ what it built into `<store>/.kg-cache/`, and later calls, in any process, load i
   a training under way, `suggest-v<version>.failed` why one failed, so that requests do not
   start it again on that version of the store;
 * `content-v<version>.npz`: the items' names and their words' weights over all papers'
-  texts (kg.graph.content.ContentIndex), written with it.
+  texts (kg.graph.content.ContentIndex), written with it;
+* `order-v<version>.npy`: each paper's place (a row of the matrix) in the order of the
+  pages' lists, newest first (kg.graph.lists), written the first time a list is asked for.
 
 The cache is keyed to the store's content: the names, sizes and modification times of its
 files (`kg.rdf.snapshots.store_signature`), which any write changes (a read does not). A record
@@ -40,7 +42,7 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import overload
@@ -117,6 +119,8 @@ class _Loaded:
     indexes: dict[tuple[tuple[str, ...], str], SimilarityIndex] = field(default_factory=dict)
     suggest: Model | None = None
     suggest_failed: str | None = None  # why this process's training of the model failed
+    order: np.ndarray | None = None  # kg.graph.lists: each row's place, newest first
+    order_refused: bool = False  # the store's dates or titles cannot be ordered in Python
 
 
 #: What this process has loaded, per store directory (or id of a memory store).
@@ -274,7 +278,13 @@ def _prepare(directory: Path) -> bool:
     return True
 
 
-def _loaded(store: GraphStore) -> _Loaded:
+@overload
+def _loaded(store: GraphStore) -> _Loaded: ...
+@overload
+def _loaded(store: GraphStore, *, build: bool) -> _Loaded | None: ...
+def _loaded(store: GraphStore, *, build: bool = True) -> _Loaded | None:
+    """The store's matrix (and what was made of it) in this process, loaded from beside the
+    store or read from the store; with `build=False`, None instead of reading the store."""
     where = _where(store)
     key = content_key(store)
     known = _MEMORY.get(where)
@@ -283,6 +293,8 @@ def _loaded(store: GraphStore) -> _Loaded:
     directory = cache_directory(store, key)
     full = _load_incidence_file(directory) if directory is not None else None
     if full is None:
+        if not build:
+            return None
         full = load_incidence(store, _ALL)
         if directory is not None and _prepare(directory):
             with contextlib.suppress(OSError):
@@ -302,6 +314,51 @@ def incidence(store: GraphStore, by: str | Sequence[str] = ALL) -> Incidence:
     if relations not in loaded.parts:
         loaded.parts[relations] = select(loaded.full, relations)
     return loaded.parts[relations]
+
+
+def kept(store: GraphStore) -> _Loaded | None:
+    """The store's current matrix if it is kept (in this process or beside the store), for
+    a request that must not wait for reading every link (minutes at archive size): None
+    otherwise, and for a memory store."""
+    if content_key(store) is None:
+        return None
+    return _loaded(store, build=False)
+
+
+ORDER_VERSION = 1
+
+
+def keep_order(
+    store: GraphStore, loaded: _Loaded, make: Callable[[Incidence], np.ndarray | None]
+) -> np.ndarray | None:
+    """Each paper's place in the lists' order (kg.graph.lists), loaded from beside the store
+    or made by `make` (and then kept); None if `make` cannot order this store."""
+    if loaded.order is not None or loaded.order_refused:
+        return loaded.order
+    directory = cache_directory(store, loaded.key)
+    name = f"order-v{ORDER_VERSION}.npy"
+    order: np.ndarray | None = None
+    if directory is not None:
+        with contextlib.suppress(OSError, ValueError):
+            order = np.load(directory / name)
+        if order is not None and order.shape != (len(loaded.full.papers),):
+            order = None
+    if order is None:
+        order = make(loaded.full)
+        if order is None:
+            loaded.order_refused = True
+            return None
+        if directory is not None and directory.is_dir():
+            made = order
+
+            def array(tmp: str) -> None:
+                with open(tmp, "wb") as out:
+                    np.save(out, made)
+
+            with contextlib.suppress(OSError):
+                _write_atomically(directory, name, array)
+    loaded.order = order
+    return order
 
 
 def _index_name(relations: tuple[str, ...], metric: str) -> str:

@@ -8,7 +8,7 @@ else in that namespace. Standard vocabularies are reused where they mean the sam
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Final
 
 KG_NS: Final = "https://w3id.org/kg/ontology#"
@@ -61,6 +61,20 @@ def _kg(local: str) -> str:
     return f"<{KG_NS}{local}>"
 
 
+def shortener(prefixes: Mapping[str, str] = PREFIXES) -> Callable[[str], str | None]:
+    """`shorten` for fixed `prefixes`, their namespaces ordered once, longest first (a page
+    shortens hundreds of IRIs with the same prefixes)."""
+    ordered = sorted(prefixes.items(), key=lambda kv: -len(kv[1]))  # stable: ties keep order
+
+    def short(iri: str) -> str | None:
+        for prefix, ns in ordered:
+            if iri.startswith(ns) and len(iri) > len(ns):
+                return f"{prefix}:{iri[len(ns) :]}"
+        return None
+
+    return short
+
+
 def shorten(iri: str, prefixes: Mapping[str, str] = PREFIXES) -> str | None:
     """`prefix:local` for an IRI under one of `prefixes` (the longest namespace wins), else None.
 
@@ -69,12 +83,7 @@ def shorten(iri: str, prefixes: Mapping[str, str] = PREFIXES) -> str | None:
     >>> shorten("https://example.org/x") is None
     True
     """
-    best = ""
-    found = None
-    for prefix, ns in prefixes.items():
-        if len(ns) > len(best) and iri.startswith(ns) and len(iri) > len(ns):
-            best, found = ns, f"{prefix}:{iri[len(ns) :]}"
-    return found
+    return shortener(prefixes)(iri)
 
 
 def expand(name: str, prefixes: Mapping[str, str] = PREFIXES) -> str:

@@ -18,7 +18,9 @@ from collections.abc import Awaitable, Callable, Mapping
 from decimal import Decimal
 from typing import Any
 
+from kg.graph.relations import RELATIONS
 from kg.rdf.results import Term
+from kg.rdf.vocab import STD
 from kg.serve import story
 from kg.serve.linked_data import Labeller
 from kg.serve.story import PREFIXES, int_of, lower_is_better, rows_of, text_of
@@ -91,7 +93,7 @@ def counted_query(select_item: str, where: str, *, limit: int = TOP) -> str:
         + f"""SELECT ?item (MIN(?l) AS ?label) (COUNT(DISTINCT {select_item}) AS ?n) WHERE {{
   {where}
   OPTIONAL {{ ?item rdfs:label ?l }}
-}} GROUP BY ?item ORDER BY DESC(?n) ?label LIMIT {limit}"""
+}} GROUP BY ?item ORDER BY DESC(?n) ?label ?item LIMIT {limit}"""
     )
 
 
@@ -100,6 +102,61 @@ def counted(view: Labeller, rows: Rows) -> list[dict[str, Any]]:
         {"item": view.link(r["item"].value, text_of(r, "label") or None), "n": int_of(r, "n")}
         for r in rows
         if "item" in r
+    ]
+
+
+async def shared(
+    pool: Any,
+    view: Labeller,
+    *,
+    relation: str,
+    item: str,
+    other: str,
+    labels: tuple[str, ...] = (STD.label,),
+) -> list[dict[str, Any]]:
+    """The `other` items on `item`'s papers (not `item` itself), counted, most first (as
+    `counted`; a label is the first of `labels` an item has, ending with rdfs:label): from
+    the matrix kept beside the store (kg.graph.lists.shared_items), else by SPARQL."""
+    found = await story.listed(
+        pool, "shared_items", relation=relation, item=item, other=other, top=TOP, labels=labels
+    )
+    if found is None:
+        t = iri_term(item)
+        where = f"?paper {RELATIONS[relation].path} {t} . ?paper {RELATIONS[other].path} ?item ."
+        if relation == other:
+            where += f" FILTER(?item != {t})"
+        where += "".join(f" OPTIONAL {{ ?item {p} ?l }}" for p in labels if p != STD.label)
+        return counted(view, rows_of(await pool.result(counted_query("?paper", where))))
+    return [
+        {"item": view.link(r["item"], r["label"] or None), "n": int(r["n"])} for r in found["items"]
+    ]
+
+
+async def counted_papers(
+    pool: Any, view: Labeller, where: str, *, relation: str, limit: int = MAX_LIST
+) -> list[dict[str, Any]]:
+    """The items `where` binds (?item), each with how many papers reach it through
+    `relation`'s path, most first (as `counted`): counted in the matrix kept beside the
+    store (kg.graph.lists.counted_items), else by SPARQL."""
+    kind = RELATIONS[relation].item_type.lower()
+    found = await story.listed(
+        pool,
+        "counted_items",
+        relation=relation,
+        items=PREFIXES
+        + f"""SELECT ?item (MIN(?l) AS ?label) WHERE {{
+  {where}
+  OPTIONAL {{ ?item rdfs:label ?l }}
+}} GROUP BY ?item""",
+        top=limit,
+    )
+    if found is None:
+        query = counted_query(
+            "?paper", f"{where} OPTIONAL {{ ?paper {papers_path(kind)} ?item }}", limit=limit
+        )
+        return counted(view, rows_of(await pool.result(query)))
+    return [
+        {"item": view.link(r["item"], r["label"] or None), "n": int(r["n"])} for r in found["items"]
     ]
 
 
@@ -230,8 +287,7 @@ def benchmarks(view: Labeller, rows: Rows, labels: Rows) -> list[dict[str, Any]]
 async def task_page(pool: Any, view: Labeller, number: int) -> dict[str, Any]:
     iri = view.desc.iri
     t = iri_term(iri)
-    path = papers_path("task")
-    found, papers = await asyncio.gather(
+    found, papers, methods = await asyncio.gather(
         gather(
             pool,
             {
@@ -242,12 +298,10 @@ async def task_page(pool: Any, view: Labeller, number: int) -> dict[str, Any]:
                 "datasets": labelled_query(f"?item kg:usedForTask {t}"),
                 "benchmarks": benchmarks_query(iri, "kg:onTask"),
                 "labels": benchmark_labels_query(iri, "kg:onTask"),
-                "methods": counted_query(
-                    "?paper", f"?paper {path} {t} . ?paper kg:usesMethod|kg:introducesMethod ?item"
-                ),
             },
         ),
         story.papers(pool, view, "task", number),
+        shared(pool, view, relation="tasks", item=iri, other="methods"),
     )
     f = facts(view, found["facts"])
     return {
@@ -258,7 +312,7 @@ async def task_page(pool: Any, view: Labeller, number: int) -> dict[str, Any]:
         "subtasks": labelled(view, found["subtasks"]),
         "datasets": labelled(view, found["datasets"]),
         "benchmarks": benchmarks(view, found["benchmarks"], found["labels"]),
-        "methods": counted(view, found["methods"]),
+        "methods": methods,
         "papers": papers,
     }
 
@@ -360,18 +414,17 @@ async def method_page(pool: Any, view: Labeller, number: int) -> dict[str, Any]:
 async def collection_page(pool: Any, view: Labeller, number: int) -> dict[str, Any]:
     iri = view.desc.iri
     c = iri_term(iri)
-    path = papers_path("method")
-    found = await gather(
-        pool,
-        {
-            "facts": facts_query(iri, "rdfs:label dcterms:description kg:area kg:parentCollection"),
-            "children": labelled_query(f"?item kg:parentCollection {c}"),
-            "methods": counted_query(
-                "?paper",
-                f"?item kg:inCollection {c} . OPTIONAL {{ ?paper {path} ?item }}",
-                limit=MAX_LIST,
-            ),
-        },
+    found, methods = await asyncio.gather(
+        gather(
+            pool,
+            {
+                "facts": facts_query(
+                    iri, "rdfs:label dcterms:description kg:area kg:parentCollection"
+                ),
+                "children": labelled_query(f"?item kg:parentCollection {c}"),
+            },
+        ),
+        counted_papers(pool, view, f"?item kg:inCollection {c} .", relation="methods"),
     )
     f = facts(view, found["facts"])
     return {
@@ -379,64 +432,52 @@ async def collection_page(pool: Any, view: Labeller, number: int) -> dict[str, A
         "area": links(view, f, KG + "area"),
         "parent": links(view, f, KG + "parentCollection"),
         "children": labelled(view, found["children"]),
-        "methods": counted(view, found["methods"]),
+        "methods": methods,
     }
 
 
 async def area_page(pool: Any, view: Labeller, number: int) -> dict[str, Any]:
     iri = view.desc.iri
     a = iri_term(iri)
-    found = await gather(
-        pool,
-        {
-            "facts": facts_query(iri, "rdfs:label skos:altLabel dcterms:description"),
-            "tasks": counted_query(
-                "?paper",
-                f"?item kg:area {a} ; a kg:Task . "
-                f"OPTIONAL {{ ?paper {papers_path('task')} ?item }}",
-                limit=MAX_LIST,
-            ),
-            "collections": counted_query(
-                "?method",
-                f"?item kg:area {a} ; a kg:Collection . "
-                "OPTIONAL { ?method kg:inCollection ?item }",
-                limit=MAX_LIST,
-            ),
-        },
+    found, tasks = await asyncio.gather(
+        gather(
+            pool,
+            {
+                "facts": facts_query(iri, "rdfs:label skos:altLabel dcterms:description"),
+                "collections": counted_query(
+                    "?method",
+                    f"?item kg:area {a} ; a kg:Collection . "
+                    "OPTIONAL { ?method kg:inCollection ?item }",
+                    limit=MAX_LIST,
+                ),
+            },
+        ),
+        counted_papers(pool, view, f"?item kg:area {a} ; a kg:Task .", relation="tasks"),
     )
     f = facts(view, found["facts"])
     return {
         "description": first(f, story.DC + "description"),
         "synonyms": [t.value for t in f.get("http://www.w3.org/2004/02/skos/core#altLabel", [])],
-        "tasks": counted(view, found["tasks"]),
+        "tasks": tasks,
         "collections": counted(view, found["collections"]),
     }
 
 
 async def author_page(pool: Any, view: Labeller, number: int) -> dict[str, Any]:
     iri = view.desc.iri
-    a = iri_term(iri)
-    found, papers = await asyncio.gather(
-        gather(
+    coauthors, tasks, papers = await asyncio.gather(
+        shared(
             pool,
-            {
-                "coauthors": counted_query(
-                    "?paper",
-                    f"?paper dcterms:creator {a}, ?item . FILTER(?item != {a}) "
-                    "OPTIONAL { ?item foaf:name ?l }",
-                ),
-                "tasks": counted_query(
-                    "?paper", f"?paper dcterms:creator {a} ; {papers_path('task')} ?item"
-                ),
-            },
+            view,
+            relation="authors",
+            item=iri,
+            other="authors",
+            labels=(STD.foaf_name, STD.label),
         ),
+        shared(pool, view, relation="authors", item=iri, other="tasks"),
         story.papers(pool, view, "author", number),
     )
-    return {
-        "coauthors": counted(view, found["coauthors"]),
-        "tasks": counted(view, found["tasks"]),
-        "papers": papers,
-    }
+    return {"coauthors": coauthors, "tasks": tasks, "papers": papers}
 
 
 async def repository_page(pool: Any, view: Labeller, number: int) -> dict[str, Any]:
@@ -604,6 +645,9 @@ async def graph_page(pool: Any, view: Labeller, number: int) -> dict[str, Any]:
         "sources": story.sources(view, found["provenance"]),
     }
 
+
+#: Kinds whose builder gives the page's `sources` (the others get the entity's provenance).
+OWN_SOURCES = frozenset({"dump"})
 
 BUILDERS: dict[str, Builder] = {
     "task": task_page,

@@ -21,7 +21,7 @@ from urllib.parse import quote
 from kg.errors import ParameterError
 from kg.query.named import sparql_term
 from kg.rdf.results import SelectResult, Term
-from kg.rdf.vocab import PREFIXES, RDF_NS, XSD, shorten
+from kg.rdf.vocab import PREFIXES, RDF_NS, XSD, shortener
 
 #: First path segments of kg's instance IRIs that resolve at the server.
 KINDS = (
@@ -234,9 +234,10 @@ class Labeller:
         self.desc = desc
         self.base = base
         self.prefixes = {"": base, **PREFIXES}
+        self._shorten = shortener(self.prefixes)
 
     def short(self, iri: str) -> str:
-        return shorten(iri, self.prefixes) or iri
+        return self._shorten(iri) or iri
 
     def label(self, iri: str, label: str | None = None) -> str | None:
         if label:

@@ -9,6 +9,7 @@ licence, attribution) for the footer, and the description's statements.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from kg.serve import kinds, story
@@ -46,7 +47,14 @@ async def entity_page(
         context.update(story.paper_context(view, found), folded=True)
         template = "paper.html"
     elif kind in kinds.BUILDERS:
-        context.update(await kinds.build(kind, pool, view, number), folded=True)
+        if kind in kinds.OWN_SOURCES:
+            built = await kinds.build(kind, pool, view, number)
+        else:  # the footer's sources beside the kind's queries, not after them
+            built, rows = await asyncio.gather(
+                kinds.build(kind, pool, view, number), pool.result(story.provenance_query(iri))
+            )
+            built["sources"] = story.sources(view, story.rows_of(rows))
+        context.update(built, folded=True)
         template = TEMPLATES[kind]
         href = feed_href(iri, base) if kind in ("task", "dataset") else None
         if href:  # its new bests as an Atom feed (kg.serve.feeds)

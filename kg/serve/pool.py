@@ -335,6 +335,11 @@ def _graph_call(store: GraphStore, name: str, kwargs: dict[str, Any]) -> Any:
             return suggest.suggest(store, **kwargs, model=model).as_dict()
 
         return store.reading(run_suggest)
+    if name in ("item_papers", "shared_items", "counted_items"):  # pages' lists (kg.graph.lists)
+        from kg.graph import lists
+
+        listed = getattr(lists, name)
+        return store.reading(lambda: listed(store, **kwargs))
     if name == "resolve":  # a named query's names, slugs and ids -> IRIs (kg.query.resolve)
         from kg.query.resolve import resolved_reply
 
