@@ -1,5 +1,5 @@
 """kill -9 during ingest: a real `kg ingest` is SIGKILLed at random moments while it loads
-2,000 generated records (20,000 in the --run-slow variant), or a slice of the bundled
+1,200 generated records (20,000 in the --run-slow variant), or a slice of the bundled
 Papers-with-Code dumps (100 methods and the 7 evaluation entries whose papers the run
 merges by alias). After each kill the store opens, every graph is whole (the quads of a
 clean run's graph) or absent, and the killed run's leftovers are gone; re-running the same
@@ -47,10 +47,11 @@ pytestmark = pytest.mark.reliability
 ENTITIES = f"{BASE}graph/entities"
 #: The graphs of evaluation-table entries and their parts (where papers merge by alias).
 EVALUATION_GRAPHS = f"{BASE}graph/pwc-evaluation/"
-#: Records the update test replaces (in batches of 84, so that six kills spread over 12
-#: batches; it was 1,500 in batches of 125, the same number of batches at 1.5 times the CPU).
-UPDATED = 1_000
-UPDATE_BATCH = 84
+#: Records the update test replaces (in batches of 50, so that six kills spread over 12
+#: batches; it was 1,000 in batches of 84 and 1,500 in batches of 125, the same number of
+#: batches at more CPU).
+UPDATED = 600
+UPDATE_BATCH = 50
 
 
 @dataclass
@@ -380,10 +381,11 @@ def test_kill_9_during_ingest(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
 ) -> None:
     seed = int(os.environ.get("KG_KILL_SEED", "20261130"))
-    # 20 batches for 12 kills (as 3,000 records in batches of 150 were, at 1.5 times the CPU)
-    records = synth_file(tmp_path / "records.jsonl", 2_000, seed=seed)
+    # 20 batches for 10 kills (2 at startup, 4 as a load begins, 4 anywhere); it was 2,000
+    # records in batches of 100 for 12 kills, and 3,000 in batches of 150, at more CPU
+    records = synth_file(tmp_path / "records.jsonl", 1_200, seed=seed)
     figures = run_kill_test(
-        tmp_path, monkeypatch, records, kills=12, seed=seed, sample=100, batch=100
+        tmp_path, monkeypatch, records, kills=10, seed=seed, sample=100, batch=60
     )
     record_figures(request.config, "kill", figures)
 
