@@ -149,9 +149,10 @@ def split(
     seed: int = 0,
     relations: Sequence[str] = MEASURED,
     kept: np.ndarray | None = None,
+    most: int | None = None,
 ) -> Split:
-    """Hold out `share` of each relation's links (among those `kept` gives), at random with
-    `seed`, and hide every unit that gives a held-out link."""
+    """Hold out `share` of each relation's links (among those `kept` gives), at most `most`
+    of them, at random with `seed`, and hide every unit that gives a held-out link."""
     rng = np.random.default_rng(seed)
     kept = np.ones(len(evidence.unit_paper), dtype=bool) if kept is None else kept
     current = evidence.incidence(kept)
@@ -162,6 +163,8 @@ def split(
             continue
         rows, cols = links_of(current, relation)
         count = round(share * len(rows))
+        if most is not None:
+            count = min(count, most)
         if count == 0:
             continue
         chosen = np.sort(rng.choice(len(rows), size=count, replace=False))
@@ -196,19 +199,33 @@ def filtered_ranks(
     for start in range(0, len(papers), block):
         group = papers[start : start + block]
         scores = np.asarray(scores_of(group, columns), dtype=np.float64)
-        true = truth[group][:, columns].toarray() > 0
-        where = {int(p): i for i, p in enumerate(group)}
-        for n in np.flatnonzero(np.isin(rows, group)):
-            i, target = where[int(rows[n])], position[cols[n]]
-            row = scores[i]
-            others = true[i].copy()
-            others[target] = False
-            value = row[target]
-            candidates = ~others
-            greater = int(np.count_nonzero((row > value) & candidates))
-            equal = int(np.count_nonzero((row == value) & candidates)) - 1
-            ranks[n] = 1 + greater + equal / 2
+        links = np.flatnonzero(np.isin(rows, group))
+        ranks[links] = block_ranks(
+            scores, truth[group][:, columns], np.searchsorted(group, rows[links]),
+            position[cols[links]],
+        )
     return ranks
+
+
+def block_ranks(
+    scores: np.ndarray, true: sp.spmatrix, at: np.ndarray, targets: np.ndarray
+) -> np.ndarray:
+    """The filtered ranks of some held-out links of a block of papers: link n is the item
+    `targets[n]` (a column of `scores`) of the paper `at[n]` (a row of `scores`); `true`
+    (rows × columns) holds every true link, which is no candidate but the target itself.
+    Ties count half."""
+    out = np.zeros(len(at))
+    true = true.toarray() > 0 if sp.issparse(true) else np.asarray(true, dtype=bool)
+    step = max(1, 2_000_000 // max(1, scores.shape[1]))  # a few MB of comparisons at a time
+    for start in range(0, len(at), step):
+        i, target = at[start : start + step], targets[start : start + step]
+        row = scores[i]
+        value = row[np.arange(len(i)), target][:, None]
+        candidates = ~true[i]  # the target is true: it is neither above nor beside itself
+        greater = np.count_nonzero((row > value) & candidates, axis=1)
+        equal = np.count_nonzero((row == value) & candidates, axis=1)
+        out[start : start + step] = 1 + greater + equal / 2
+    return out
 
 
 def metrics(ranks: np.ndarray) -> dict[str, float]:
