@@ -46,7 +46,7 @@ from kg.graph.relations import RELATIONS
 from kg.graph.similarity import bm25_idf
 from kg.rdf.store import GraphStore
 from kg.rdf.vocab import KG, STD
-from kg.search.index import normalise
+from kg.search.index import normalised_words
 
 Array = np.ndarray
 #: Bumped when the index's meaning changes, so a persisted one of an older kg is rebuilt.
@@ -81,7 +81,7 @@ def words(text: str) -> list[tuple[str, str]]:
     [('adam', 'adam'), ('s', 's'), ('i', 'i'), ('bert', 'bert'), ('dense', 'dense'),
      ('connection', 'connections')]
     """
-    return [(fold(w), w) for w in normalise(text).split()]
+    return [(fold(w), w) for w in normalised_words(text)]
 
 
 def slug_name(iri: str) -> str:
@@ -111,12 +111,14 @@ def read_texts(store: GraphStore, papers: Sequence[str]) -> dict[str, dict[str, 
 
 
 def stream_all_texts(store: GraphStore) -> Iterator[tuple[str, str]]:
-    """Every paper's title(s) and abstract(s), as (paper, text) pairs: one query per field,
-    nothing held."""
+    """Every paper's title(s) and abstract(s), as (paper, text) pairs, nothing held but the
+    papers' IRIs: one query for the papers, one per field (a field's query that also asks
+    for the class took twice as long)."""
+    papers = {p for (p,) in store.select_values(f"SELECT ?p WHERE {{ ?p a {KG.Paper} }}")}
     for predicate in _FIELD_PREDICATES.values():
-        query = f"SELECT DISTINCT ?p ?text WHERE {{ ?p a {KG.Paper} ; {predicate} ?text }}"
+        query = f"SELECT ?p ?text WHERE {{ ?p {predicate} ?text }}"
         for paper, text in store.select_values(query):
-            if paper and text:
+            if paper is not None and paper in papers and text:
                 yield paper, text
 
 
@@ -219,11 +221,17 @@ class ContentIndex:
         (the word weights: over the papers of `texts`): the index, and the words of each of
         `inc`'s papers (papers × words, 0/1). The texts stream through: only their word ids
         are kept, not the texts (576,261 abstracts are most of a gigabyte as strings)."""
-        ids: dict[str, int] = {}
+        ids: dict[str, int] = {}  # folded word -> id
+        known: dict[str, int] = {}  # word as written -> its folded word's id
 
         def bag(text: Iterable[str]) -> list[int]:
-            seen = {w for t in text for w in normalise(t).split()}
-            return sorted({ids.setdefault(fold(w), len(ids)) for w in seen})
+            found = set()
+            for w in {w for t in text for w in normalised_words(t)}:
+                at = known.get(w)
+                if at is None:
+                    at = known[w] = ids.setdefault(fold(w), len(ids))
+                found.add(at)
+            return sorted(found)
 
         row_of: dict[str, int] = {}
         text_rows = array("i")  # (paper row, word id) of every text's every distinct word

@@ -45,6 +45,10 @@ RESULTS = (
 )
 #: The relations whose held-out links are measured (authors are not suggested).
 MEASURED = ("tasks", "datasets", "methods")
+#: The relations a result gives links of. Every other relation's links are one statement of
+#: DIRECT each, the incidence's own: those units are the incidence's links, not read again
+#: (the authors' statements are most of a store's links).
+RESULT_RELATIONS = ("tasks", "datasets")
 
 
 @dataclass
@@ -59,8 +63,20 @@ class Evidence:
     @classmethod
     def read(cls, store: GraphStore, full: Incidence) -> Evidence:
         """The units of the store, over the rows and columns of `full` (all relations)."""
+        # a relation no result gives: each of `full`'s links is its own unit
+        alone = [
+            links_of(full, r)
+            for r in dict.fromkeys(r for r, _ in DIRECT)
+            if r in full.relations and r not in RESULT_RELATIONS
+        ]
+        first = sum(len(rows) for rows, _ in alone)
         rows = {p: i for i, p in enumerate(full.papers)}
-        columns = {(full.relation_of(c), item): c for c, item in enumerate(full.items)}
+        columns = {
+            (r, full.items[c]): int(c)
+            for r in RESULT_RELATIONS
+            if r in full.relations
+            for c in relation_columns(full, r)
+        }
         unit_paper: list[int] = []
         link_unit: list[int] = []
         link_column: list[int] = []
@@ -71,25 +87,30 @@ class Evidence:
             cols = [c for c in found if c is not None]
             if row is None or not cols:
                 return
-            unit = len(unit_paper)
+            unit = first + len(unit_paper)
             unit_paper.append(row)
             for c in cols:
                 link_unit.append(unit)
                 link_column.append(c)
 
         for relation, pattern in DIRECT:
-            if relation not in full.relations:
+            if relation not in full.relations or relation not in RESULT_RELATIONS:
                 continue
             query = f"SELECT DISTINCT ?paper ?item WHERE {{ {pattern} . FILTER(isIRI(?item)) }}"
             for paper, item in store.select_values(query):
                 add(paper, [(relation, item)])
         for paper, _result, task, dataset in store.select_values(RESULTS):
             add(paper, [("tasks", task), ("datasets", dataset)])
+        pieces = [rows for rows, _ in alone]
         return cls(
             full,
-            np.asarray(unit_paper, dtype=np.int64),
-            np.asarray(link_unit, dtype=np.int64),
-            np.asarray(link_column, dtype=np.int64),
+            np.concatenate([*pieces, np.asarray(unit_paper, dtype=np.int64)]),
+            np.concatenate(
+                [np.arange(first, dtype=np.int64), np.asarray(link_unit, dtype=np.int64)]
+            ),
+            np.concatenate(
+                [*(cols for _, cols in alone), np.asarray(link_column, dtype=np.int64)]
+            ),
         )
 
     def incidence(self, kept_units: np.ndarray | None = None) -> Incidence:
@@ -113,11 +134,10 @@ class Evidence:
     def hide(self, links: tuple[np.ndarray, np.ndarray], kept: np.ndarray) -> np.ndarray:
         """`kept` (a unit mask) without every unit that gives one of the (row, column) links."""
         out = kept.copy()
-        wanted = set(zip(links[0].tolist(), links[1].tolist(), strict=True))
-        papers = self.unit_paper[self.link_unit]
-        for entry in np.flatnonzero(np.isin(self.link_column, np.unique(links[1]))):
-            if (int(papers[entry]), int(self.link_column[entry])) in wanted:
-                out[self.link_unit[entry]] = False
+        width = np.int64(max(1, self.full.shape[1]))
+        wanted = np.asarray(links[0], dtype=np.int64) * width + np.asarray(links[1])
+        given = self.unit_paper[self.link_unit] * width + self.link_column
+        out[self.link_unit[np.isin(given, wanted)]] = False
         return out
 
 
@@ -149,10 +169,11 @@ def split(
     seed: int = 0,
     relations: Sequence[str] = MEASURED,
     kept: np.ndarray | None = None,
-    most: int | None = None,
+    most: int | Mapping[str, int] | None = None,
 ) -> Split:
     """Hold out `share` of each relation's links (among those `kept` gives), at most `most`
-    of them, at random with `seed`, and hide every unit that gives a held-out link."""
+    of them (a number, or one per relation), at random with `seed`, and hide every unit
+    that gives a held-out link."""
     rng = np.random.default_rng(seed)
     kept = np.ones(len(evidence.unit_paper), dtype=bool) if kept is None else kept
     current = evidence.incidence(kept)
@@ -163,8 +184,9 @@ def split(
             continue
         rows, cols = links_of(current, relation)
         count = round(share * len(rows))
-        if most is not None:
-            count = min(count, most)
+        cap = most.get(relation) if isinstance(most, Mapping) else most
+        if cap is not None:
+            count = min(count, cap)
         if count == 0:
             continue
         chosen = np.sort(rng.choice(len(rows), size=count, replace=False))

@@ -258,6 +258,10 @@ Text = tuple[ContentIndex, sp.csr_matrix]
 #: trials (the standard error of an MRR over 2,000 links is about 0.01), and a tuning whose
 #: cost does not grow with the store (the README store's relations hold out fewer).
 VALIDATION_LINKS = 2_000
+#: … and at most this many scores (links × candidates) a trial: a relation of as many items
+#: as papers (repositories: 33,937 at generator scale 0.1) would cost 2,000 rankings of them
+#: all a trial.
+VALIDATION_CELLS = 50_000_000
 #: The most scores (rows × candidates) `tune` holds at once per vote: 16 MB each.
 _CELLS = 2_000_000
 
@@ -272,14 +276,22 @@ def tune(
     text_weights: Sequence[float] = TEXT_WEIGHTS,
     relations: Sequence[str] = ("tasks", "datasets", "methods", "repositories"),
     most: int | None = VALIDATION_LINKS,
+    cells: int | None = VALIDATION_CELLS,
 ) -> Trained:
     """Try each of `grid` on a validation split of the links `kept` gives (all by default;
-    at most `most` links held out per relation), and keep the best filtered MRR per relation
-    (ties: the earlier setting); then, with `text`, each of `text_weights` with the chosen
-    setting, the same way. The papers are scored a block at a time, so that the scores
-    held at once do not grow with the store."""
+    at most `most` links held out per relation, and `cells` scores of candidates), and keep
+    the best filtered MRR per relation (ties: the earlier setting); then, with `text`, each
+    of `text_weights` with the chosen setting, the same way. The papers are scored a block
+    at a time, so that the scores held at once do not grow with the store."""
     started = time.process_time()
-    valid = split(evidence, seed=seed, kept=kept, relations=relations, most=most)
+    caps: dict[str, int] = {}
+    for relation in relations:
+        if relation in evidence.full.relations:
+            candidates = max(1, len(relation_columns(evidence.full, relation)))
+            limits = [most, None if cells is None else max(1, cells // candidates)]
+            if any(x is not None for x in limits):
+                caps[relation] = min(x for x in limits if x is not None)
+    valid = split(evidence, seed=seed, kept=kept, relations=relations, most=caps)
     votes = votes_of(valid.train(), text)
     truth = evidence.full.matrix
     ks = sorted({s.neighbours for s in grid})

@@ -83,13 +83,18 @@ def normalise(text: str) -> str:
     >>> normalise("ReLU_6 (x2)"), normalise("ReLU_6 (x2)\u00a0")  # ASCII or not, alike
     ('relu 6 x2', 'relu 6 x2')
     """
+    return " ".join(normalised_words(text))
+
+
+def normalised_words(text: str) -> list[str]:
+    """The words of `normalise(text)`, in order."""
     if text.isascii():  # most texts: the same words, 10× faster than by character
-        return " ".join(_ASCII_WORD.findall(text.lower()))
+        return _ASCII_WORD.findall(text.lower())
     folded = unicodedata.normalize("NFKD", text)
     kept = "".join(
         c if c.isalnum() else " " for c in folded if not unicodedata.combining(c)
     )
-    return " ".join(kept.lower().split())
+    return kept.lower().split()
 
 
 def _tantivy() -> Any:
