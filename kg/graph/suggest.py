@@ -107,16 +107,7 @@ class Votes:
         self.matrix: sp.csr_matrix = inc.matrix
         self.df = np.asarray(inc.item_papers, dtype=np.float64)
         self.idf = bm25_idf(self.df, max(1, inc.shape[0]))
-        self._parts: dict[bytes, tuple[sp.csr_matrix, sp.csr_matrix]] = {}
         self._cooccurrence: dict[bytes, sp.csr_matrix] = {}
-
-    def part(self, columns: Array) -> tuple[sp.csr_matrix, sp.csr_matrix]:
-        """papers × `columns` and its transpose, cut once (a column cut copies the matrix)."""
-        key = np.asarray(columns, dtype=np.int64).tobytes()
-        if key not in self._parts:
-            cut = self.matrix[:, columns].tocsr()
-            self._parts[key] = (cut, cut.T.tocsr())
-        return self._parts[key]
 
     def neighbours(self, rows: Array, k: int) -> tuple[Array, Array]:
         """The k most similar papers of each row (-1 where fewer) and their similarity."""
@@ -130,7 +121,8 @@ class Votes:
         weights = sp.csr_matrix(
             (s[valid], (rows, nb[valid])), shape=(len(nb), self.matrix.shape[0])
         )
-        votes = np.asarray((weights @ self.part(columns)[0]).todense())
+        # the neighbours' rows, then the columns: no cut of the whole matrix for one paper
+        votes = (weights @ self.matrix)[:, np.asarray(columns, dtype=np.int64)].toarray()
         total = s.sum(axis=1, keepdims=True)
         return np.asarray(np.divide(votes, total, out=np.zeros_like(votes), where=total > 0))
 
@@ -140,7 +132,8 @@ class Votes:
         item with a row are most of the store when the item is Adam."""
         key = np.asarray(columns, dtype=np.int64).tobytes()
         if key not in self._cooccurrence:
-            self._cooccurrence[key] = (self.part(columns)[1] @ self.matrix).T.tocsr()
+            cut = self.matrix[:, np.asarray(columns, dtype=np.int64)]  # papers × columns
+            self._cooccurrence[key] = (cut.T.tocsr() @ self.matrix).T.tocsr()
         return self._cooccurrence[key]
 
     def item_vote(
@@ -148,31 +141,33 @@ class Votes:
         rows: Array,
         columns: Array,
         damping: float,
-        reach: tuple[sp.csc_matrix, Array] | None = None,
+        reach: tuple[Array, Array] | None = None,
     ) -> Array:
         """idf-weighted mean over each row's items j of c(j, i) / (n_j^(1-d) n_i^d).
-        `reach` is `self.reach(rows, damping)` when the caller already has it (one row);
-        without it, many rows at once go through `cooccurrence`."""
+        `reach` is `self.reach(rows, damping)` when the caller already has it (a paper's
+        suggestions: one pass for every relation); without it, the rows go through
+        `cooccurrence` (many rows at once)."""
         if reach is None:
             own = self.matrix[np.asarray(rows, dtype=np.int64)]
             scale = self.idf / np.power(np.maximum(self.df, 1.0), 1.0 - damping)
             votes = ((own @ sp.diags(scale)) @ self.cooccurrence(columns)).toarray()
             total = np.asarray(own @ self.idf).reshape(-1, 1)
         else:
-            through, total = reach
-            votes = np.asarray((self.part(columns)[1] @ through).todense()).T
+            every, total = reach
+            votes = every[:, np.asarray(columns, dtype=np.int64)]
         votes /= np.power(np.maximum(self.df, 1.0)[columns], damping)
         return np.asarray(np.divide(votes, total, out=np.zeros_like(votes), where=total > 0))
 
-    def reach(self, rows: Array, damping: float) -> tuple[sp.csc_matrix, Array]:
-        """What item_vote needs of the rows whatever the columns: papers × rows, each paper
-        weighted by the items it shares with the row, and each row's idf total. (A pass over
-        the whole matrix: a paper's suggestions make it once per damping, not per relation.)"""
-        m = self.matrix
-        own = m[rows]
+    def reach(self, rows: Array, damping: float) -> tuple[Array, Array]:
+        """What item_vote needs of a few rows whatever the columns: each row's undivided
+        votes for every item, and its idf total. Through the papers that share an item with
+        the row (its items' posting lists) and their items: no pass over the whole matrix,
+        so a paper's suggestions cost what its neighbourhood holds, not the store."""
+        own = self.matrix[np.asarray(rows, dtype=np.int64)]
         scale = self.idf / np.power(np.maximum(self.df, 1.0), 1.0 - damping)
-        through = m @ (own @ sp.diags(scale)).T.tocsc()  # papers × rows
-        return through, np.asarray(own @ self.idf).reshape(-1, 1)
+        through = (own @ sp.diags(scale)) @ self.index.postings  # rows × papers
+        every = (through @ self.matrix).toarray()  # rows × items
+        return every, np.asarray(own @ self.idf).reshape(-1, 1)
 
     def prior(self, columns: Array) -> Array:
         counts = self.df[columns]
@@ -478,7 +473,7 @@ def suggest(
     found: list[tuple[float, int, str]] = []
     neighbours: dict[str, tuple[Array, Array]] = {}
     relations = tuple(r for r in relations if r in inc.relations)
-    reaches: dict[float, tuple[sp.csc_matrix, Array]] = {}
+    reaches: dict[float, tuple[Array, Array]] = {}
     if row is not None and relations:  # one neighbour search serves every relation
         most = max(model.trained.for_relation(r).neighbours for r in relations)
         nearest, similarity = votes.neighbours(np.array([row]), most)
@@ -552,7 +547,7 @@ def _together(votes: Votes, row: int | None, columns: list[int]) -> list[Array |
     all the suggestions, not one each)."""
     if row is None or not columns:
         return [None] * len(columns)
-    postings = votes.incidence.transposed  # items × papers
+    postings = votes.index.postings  # items × papers
     own = votes.incidence.items_of(row)
     counts = np.asarray((postings[own] @ postings[np.asarray(columns)].T).todense())
     return [counts[:, i] for i in range(len(columns))]
@@ -572,7 +567,7 @@ def _explain(
     if row is None or neighbours is None:
         return Suggestion(inc.items[column], relation, score, papers, (), ())
     nb, sims = neighbours
-    postings = inc.transposed  # items × papers
+    postings = votes.index.postings  # items × papers
     with_item = np.isin(nb, postings.indices[postings.indptr[column] : postings.indptr[column + 1]])
     having = [
         (inc.papers[int(p)], float(s))
