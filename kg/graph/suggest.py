@@ -196,10 +196,13 @@ class Votes:
 def blend(
     paper: Array, item: Array, prior: Array, settings: Settings, text: Array | None = None
 ) -> Array:
-    out = settings.blend * paper + (1.0 - settings.blend) * item + settings.popularity * prior
+    # in place, in the order of `b·paper + (1 - b)·item + p·prior + t·text`: the same sums
+    out = settings.blend * paper
+    out += (1.0 - settings.blend) * item
+    out += settings.popularity * prior
     if text is not None and settings.text:
-        out = out + settings.text * text
-    return np.round(out, _DECIMALS)
+        out += settings.text * text
+    return np.round(out, _DECIMALS, out=out)
 
 
 # --- training: tuning the settings on a validation split ----------------------------------
@@ -254,9 +257,10 @@ Text = tuple[ContentIndex, sp.csr_matrix]
 #: cost does not grow with the store (the README store's relations hold out fewer).
 VALIDATION_LINKS = 2_000
 #: … and at most this many scores (links × candidates) a trial: a relation of as many items
-#: as papers (repositories: 33,937 at generator scale 0.1) would cost 2,000 rankings of them
-#: all a trial.
-VALIDATION_CELLS = 50_000_000
+#: as papers (repositories: 33,937 at generator scale 0.1, 589 links then) would cost 2,000
+#: rankings of them all a trial. (The README store's 1,356 repository links × 10,313
+#: repositories are under it.)
+VALIDATION_CELLS = 20_000_000
 #: The most scores (rows × candidates) `tune` holds at once per vote: 16 MB each.
 _CELLS = 2_000_000
 
