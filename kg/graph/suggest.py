@@ -109,9 +109,15 @@ class Votes:
         self.idf = bm25_idf(self.df, max(1, inc.shape[0]))
         self._cooccurrence: dict[bytes, sp.csr_matrix] = {}
 
-    def neighbours(self, rows: Array, k: int) -> tuple[Array, Array]:
-        """The k most similar papers of each row (-1 where fewer) and their similarity."""
-        return self.index.top_rows(np.asarray(rows, dtype=np.int64), k)
+    def neighbours(self, rows: Array, k: int, chunk: int = 512) -> tuple[Array, Array]:
+        """The k most similar papers of each row (-1 where fewer) and their similarity,
+        `chunk` rows at a time (exact either way; the search's working memory grows with
+        the rows asked at once, as `SimilarityIndex.top_all`'s)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        if len(rows) <= chunk:
+            return self.index.top_rows(rows, k)
+        parts = [self.index.top_rows(rows[i : i + chunk], k) for i in range(0, len(rows), chunk)]
+        return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
     def paper_vote(self, neighbours: Array, sims: Array, k: int, columns: Array) -> Array:
         """Similarity-weighted share of each row's k nearest papers that have each item."""
