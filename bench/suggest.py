@@ -4,6 +4,7 @@ DistMult (PyKEEN, CPU), on the same split with the same protocol.
     pip install torch==2.13.0 && pip install -e '.[bench]'     # the CPU wheel, then PyKEEN
     python bench/suggest.py [--stores DIR] [--only NAME,...] [--seed 0] [--trials 6]
                             [--trial-seconds 20] [--json OUT]
+    python bench/suggest.py --timings [--store STORE --paper IRI] [--train]
 
 For each store (built once into --stores: the README store from examples/, and the real
 slices in ../shared/data/raw/):
@@ -323,9 +324,45 @@ def strict_scorers(
     return scorers, dropped
 
 
-def timings(path: Path, paper: str = "attention-module-is-not-only-a-weight") -> dict[str, Any]:
+def train_timing(path: Path) -> dict[str, Any]:
+    """`kg suggest --train` in a fresh process, the kept model removed first (the incidence
+    and the similarity index stay: they are `kg similar`'s cache): wall and CPU seconds and
+    the process's peak RSS."""
+    import resource
+
+    from kg.graph import cache
+    from kg.rdf.store import GraphStore
+
+    with GraphStore.open(path, read_only=True) as store:
+        directory = cache.cache_directory(store, cache.content_key(store))
+        cache.similarity_index(store, "all", "idf")  # written if it is not yet
+    if directory is not None:  # the kept model: its settings and its names' index
+        for kept in [*directory.glob("suggest-v*"), *directory.glob("content-v*.npz")]:
+            kept.unlink()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    load = load_average()
+    started = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-m", "kg", "--store", str(path), "suggest", "--train"],
+        check=True, cwd=ROOT, capture_output=True,
+    )
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {
+        "train_wall_s": round(wall, 1),
+        "train_cpu_s": round(cpu, 1),
+        "train_peak_rss_mb": round(after.ru_maxrss / 1024),
+        "train_load_before": load,
+        "train_load_after": load_average(),
+    }
+
+
+def timings(
+    path: Path, paper: str = "attention-module-is-not-only-a-weight", train: bool = False
+) -> dict[str, Any]:
     """A suggestion cold (a fresh `kg suggest`, the model on disk) and warm (in process),
-    side by side with `kg similar` measured the same way."""
+    side by side with `kg similar` measured the same way; with `train`, the training first."""
     import statistics
 
     from kg.graph import cache, similarity, suggest
@@ -333,6 +370,8 @@ def timings(path: Path, paper: str = "attention-module-is-not-only-a-weight") ->
 
     base = "https://w3id.org/kg/id/"
     out: dict[str, Any] = {"load_before": load_average()}
+    if train:
+        out.update(train_timing(path))
     for command in ("suggest", "similar"):  # the first run writes what the cache lacks
         cold = []
         for _ in range(4):
@@ -393,10 +432,13 @@ def main() -> None:
     parser.add_argument("--models", default="TransE,DistMult", help="'' for none")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--timings", action="store_true", help="only time a suggestion")
+    parser.add_argument("--store", type=Path, help="--timings on this store (default: README)")
+    parser.add_argument("--paper", default="attention-module-is-not-only-a-weight")
+    parser.add_argument("--train", action="store_true", help="--timings: time a training too")
     args = parser.parse_args()
     if args.timings:
-        path = build(args.stores, "readme")
-        print(json.dumps(timings(path), indent=1))
+        path = args.store or build(args.stores, "readme")
+        print(json.dumps(timings(path, args.paper, args.train), indent=1))
         return
     args.stores.mkdir(parents=True, exist_ok=True)
     results: dict[str, Any] = {"_load_before": load_average()}

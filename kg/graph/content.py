@@ -33,7 +33,8 @@ votes (weight tuned per relation on a validation split, 0 where text does not he
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from array import array
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,7 +46,7 @@ from kg.graph.relations import RELATIONS
 from kg.graph.similarity import bm25_idf
 from kg.rdf.store import GraphStore
 from kg.rdf.vocab import KG, STD
-from kg.search.index import normalise
+from kg.search.index import normalised_words
 
 Array = np.ndarray
 #: Bumped when the index's meaning changes, so a persisted one of an older kg is rebuilt.
@@ -80,7 +81,7 @@ def words(text: str) -> list[tuple[str, str]]:
     [('adam', 'adam'), ('s', 's'), ('i', 'i'), ('bert', 'bert'), ('dense', 'dense'),
      ('connection', 'connections')]
     """
-    return [(fold(w), w) for w in normalise(text).split()]
+    return [(fold(w), w) for w in normalised_words(text)]
 
 
 def slug_name(iri: str) -> str:
@@ -109,15 +110,16 @@ def read_texts(store: GraphStore, papers: Sequence[str]) -> dict[str, dict[str, 
     return out
 
 
-def read_all_texts(store: GraphStore) -> dict[str, dict[str, list[str]]]:
-    """Every paper's title(s) and abstract(s): one query per field."""
-    out: dict[str, dict[str, list[str]]] = {}
-    for name, predicate in _FIELD_PREDICATES.items():
-        query = f"SELECT DISTINCT ?p ?text WHERE {{ ?p a {KG.Paper} ; {predicate} ?text }}"
+def stream_all_texts(store: GraphStore) -> Iterator[tuple[str, str]]:
+    """Every paper's title(s) and abstract(s), as (paper, text) pairs, nothing held but the
+    papers' IRIs: one query for the papers, one per field (a field's query that also asks
+    for the class took twice as long)."""
+    papers = {p for (p,) in store.select_values(f"SELECT ?p WHERE {{ ?p a {KG.Paper} }}")}
+    for predicate in _FIELD_PREDICATES.values():
+        query = f"SELECT ?p ?text WHERE {{ ?p {predicate} ?text }}"
         for paper, text in store.select_values(query):
-            if paper and text:
-                out.setdefault(paper, {}).setdefault(name, []).append(text)
-    return out
+            if paper is not None and paper in papers and text:
+                yield paper, text
 
 
 def _add_names(out: dict[str, list[str]], rows: Iterable[tuple[str | None, ...]]) -> None:
@@ -213,20 +215,35 @@ class ContentIndex:
         cls,
         inc: Incidence,
         names: Mapping[str, Sequence[str]],
-        texts: Mapping[str, Mapping[str, Sequence[str]]],
+        texts: Iterable[tuple[str, str]],
     ) -> tuple[ContentIndex, sp.csr_matrix]:
-        """From the items' names and every paper's texts (the word weights: over `texts`):
-        the index, and the words of each of `inc`'s papers (papers × words, 0/1)."""
-        ids: dict[str, int] = {}
+        """From the items' names and every paper's texts, as (paper, text) pairs in any order
+        (the word weights: over the papers of `texts`): the index, and the words of each of
+        `inc`'s papers (papers × words, 0/1). The texts stream through: only their word ids
+        are kept, not the texts (576,261 abstracts are most of a gigabyte as strings)."""
+        ids: dict[str, int] = {}  # folded word -> id
+        known: dict[str, int] = {}  # word as written -> its folded word's id
 
-        def bag(text: Iterable[str]) -> Array:
-            found = {ids.setdefault(s, len(ids)) for t in text for s, _ in words(t)}
-            return np.fromiter(sorted(found), dtype=np.int64, count=len(found))
+        def bag(text: Iterable[str]) -> list[int]:
+            found = set()
+            for w in {w for t in text for w in normalised_words(t)}:
+                at = known.get(w)
+                if at is None:
+                    at = known[w] = ids.setdefault(fold(w), len(ids))
+                found.add(at)
+            return sorted(found)
 
-        papers = list(texts)
-        docs = [bag(_all(texts[p])) for p in papers]
+        row_of: dict[str, int] = {}
+        text_rows = array("i")  # (paper row, word id) of every text's every distinct word
+        text_words = array("i")
+        for paper, text in texts:
+            if not paper or not text:
+                continue
+            found = bag([text])
+            text_rows.extend([row_of.setdefault(paper, len(row_of))] * len(found))
+            text_words.extend(found)
         named = [
-            (column, name, bag([name]))
+            (column, name, np.asarray(bag([name]), dtype=np.int64))
             for column, item in enumerate(inc.items)
             if inc.relation_of(column) in NAMED
             for name in names.get(item, ())
@@ -249,28 +266,36 @@ class ContentIndex:
             out.sort_indices()
             return out
 
-        in_texts = matrix(docs)
+        papers = len(row_of)
+        rows = np.frombuffer(text_rows, dtype=np.int32) if text_rows else np.zeros(0, np.int32)
+        cols = np.frombuffer(text_words, dtype=np.int32) if text_words else np.zeros(0, np.int32)
+        in_texts = sp.csr_matrix(
+            (np.ones(len(rows), dtype=np.float32), (rows, remap[cols])),
+            shape=(papers + 1, len(vocabulary)),  # a last, empty row: the papers with no text
+        )
+        del text_rows, text_words, rows, cols
+        in_texts.sum_duplicates()  # a word of a paper's title and abstract: once
+        in_texts.sort_indices()
+        in_texts.data[:] = 1.0
         df = np.bincount(in_texts.indices, minlength=len(vocabulary)).astype(np.float64)
         index = cls(
             vocabulary,
-            bm25_idf(df, max(1, len(docs))),
+            bm25_idf(df, max(1, papers)),
             matrix([n[2] for n in named]),
             np.array([n[0] for n in named], dtype=np.int64),
             [n[1] for n in named],
             len(inc.items),
         )
-        row_of = {p: i for i, p in enumerate(papers)}
-        take = np.fromiter((row_of.get(p, len(papers)) for p in inc.papers), dtype=np.int64,
+        take = np.fromiter((row_of.get(p, papers) for p in inc.papers), dtype=np.int64,
                            count=len(inc.papers))
-        padded = sp.vstack([in_texts, sp.csr_matrix((1, len(vocabulary)))], format="csr")
-        return index, padded[take]
+        return index, in_texts[take]
 
     @classmethod
     def read(cls, store: GraphStore, inc: Incidence) -> tuple[ContentIndex, sp.csr_matrix]:
         """The index of `inc`'s items' names, and the words of each of `inc`'s papers (a
         papers × words matrix), read from the store."""
         wanted = [item for c, item in enumerate(inc.items) if inc.relation_of(c) in NAMED]
-        return cls.build(inc, read_names(store, wanted), read_all_texts(store))
+        return cls.build(inc, read_names(store, wanted), stream_all_texts(store))
 
     def state(self) -> dict[str, Array]:
         return {
@@ -327,13 +352,21 @@ class ContentIndex:
 
     def scores(self, paper_words: sp.csr_matrix, columns: Array) -> Array:
         """rows × `columns`: each item's best name's m² / t for each row's words."""
-        out = np.zeros((paper_words.shape[0], self.items))
-        matched = (paper_words @ self._through).tocoo()  # rows × names: m
+        columns = np.asarray(columns, dtype=np.int64)
+        out = np.zeros((paper_words.shape[0], len(columns)))
+        position = np.full(self.items, -1, dtype=np.int64)
+        position[columns] = np.arange(len(columns))
+        at = position[self.name_column]
+        wanted = np.flatnonzero(at >= 0)  # the names of `columns`' items only
+        if not len(wanted) or not paper_words.nnz:
+            return out
+        matched = (paper_words @ self._through[:, wanted]).tocoo()  # rows × names: m
         if matched.nnz:
-            t = np.maximum(self.name_weight[matched.col], 1e-12)
+            names = wanted[matched.col]
+            t = np.maximum(self.name_weight[names], 1e-12)
             value = matched.data * matched.data / t
-            np.maximum.at(out, (matched.row, self.name_column[matched.col]), value)
-        return np.asarray(out[:, np.asarray(columns, dtype=np.int64)])
+            np.maximum.at(out, (matched.row, at[names]), value)
+        return out
 
     # -- reasons -------------------------------------------------------------------------
     def explain(

@@ -45,6 +45,10 @@ RESULTS = (
 )
 #: The relations whose held-out links are measured (authors are not suggested).
 MEASURED = ("tasks", "datasets", "methods")
+#: The relations a result gives links of. Every other relation's links are one statement of
+#: DIRECT each, the incidence's own: those units are the incidence's links, not read again
+#: (the authors' statements are most of a store's links).
+RESULT_RELATIONS = ("tasks", "datasets")
 
 
 @dataclass
@@ -59,8 +63,20 @@ class Evidence:
     @classmethod
     def read(cls, store: GraphStore, full: Incidence) -> Evidence:
         """The units of the store, over the rows and columns of `full` (all relations)."""
+        # a relation no result gives: each of `full`'s links is its own unit
+        alone = [
+            links_of(full, r)
+            for r in dict.fromkeys(r for r, _ in DIRECT)
+            if r in full.relations and r not in RESULT_RELATIONS
+        ]
+        first = sum(len(rows) for rows, _ in alone)
         rows = {p: i for i, p in enumerate(full.papers)}
-        columns = {(full.relation_of(c), item): c for c, item in enumerate(full.items)}
+        columns = {
+            (r, full.items[c]): int(c)
+            for r in RESULT_RELATIONS
+            if r in full.relations
+            for c in relation_columns(full, r)
+        }
         unit_paper: list[int] = []
         link_unit: list[int] = []
         link_column: list[int] = []
@@ -71,25 +87,30 @@ class Evidence:
             cols = [c for c in found if c is not None]
             if row is None or not cols:
                 return
-            unit = len(unit_paper)
+            unit = first + len(unit_paper)
             unit_paper.append(row)
             for c in cols:
                 link_unit.append(unit)
                 link_column.append(c)
 
         for relation, pattern in DIRECT:
-            if relation not in full.relations:
+            if relation not in full.relations or relation not in RESULT_RELATIONS:
                 continue
             query = f"SELECT DISTINCT ?paper ?item WHERE {{ {pattern} . FILTER(isIRI(?item)) }}"
             for paper, item in store.select_values(query):
                 add(paper, [(relation, item)])
         for paper, _result, task, dataset in store.select_values(RESULTS):
             add(paper, [("tasks", task), ("datasets", dataset)])
+        pieces = [rows for rows, _ in alone]
         return cls(
             full,
-            np.asarray(unit_paper, dtype=np.int64),
-            np.asarray(link_unit, dtype=np.int64),
-            np.asarray(link_column, dtype=np.int64),
+            np.concatenate([*pieces, np.asarray(unit_paper, dtype=np.int64)]),
+            np.concatenate(
+                [np.arange(first, dtype=np.int64), np.asarray(link_unit, dtype=np.int64)]
+            ),
+            np.concatenate(
+                [*(cols for _, cols in alone), np.asarray(link_column, dtype=np.int64)]
+            ),
         )
 
     def incidence(self, kept_units: np.ndarray | None = None) -> Incidence:
@@ -113,11 +134,10 @@ class Evidence:
     def hide(self, links: tuple[np.ndarray, np.ndarray], kept: np.ndarray) -> np.ndarray:
         """`kept` (a unit mask) without every unit that gives one of the (row, column) links."""
         out = kept.copy()
-        wanted = set(zip(links[0].tolist(), links[1].tolist(), strict=True))
-        papers = self.unit_paper[self.link_unit]
-        for entry in np.flatnonzero(np.isin(self.link_column, np.unique(links[1]))):
-            if (int(papers[entry]), int(self.link_column[entry])) in wanted:
-                out[self.link_unit[entry]] = False
+        width = np.int64(max(1, self.full.shape[1]))
+        wanted = np.asarray(links[0], dtype=np.int64) * width + np.asarray(links[1])
+        given = self.unit_paper[self.link_unit] * width + self.link_column
+        out[self.link_unit[np.isin(given, wanted)]] = False
         return out
 
 
@@ -149,9 +169,11 @@ def split(
     seed: int = 0,
     relations: Sequence[str] = MEASURED,
     kept: np.ndarray | None = None,
+    most: int | Mapping[str, int] | None = None,
 ) -> Split:
-    """Hold out `share` of each relation's links (among those `kept` gives), at random with
-    `seed`, and hide every unit that gives a held-out link."""
+    """Hold out `share` of each relation's links (among those `kept` gives), at most `most`
+    of them (a number, or one per relation), at random with `seed`, and hide every unit
+    that gives a held-out link."""
     rng = np.random.default_rng(seed)
     kept = np.ones(len(evidence.unit_paper), dtype=bool) if kept is None else kept
     current = evidence.incidence(kept)
@@ -162,6 +184,9 @@ def split(
             continue
         rows, cols = links_of(current, relation)
         count = round(share * len(rows))
+        cap = most.get(relation) if isinstance(most, Mapping) else most
+        if cap is not None:
+            count = min(count, cap)
         if count == 0:
             continue
         chosen = np.sort(rng.choice(len(rows), size=count, replace=False))
@@ -196,19 +221,33 @@ def filtered_ranks(
     for start in range(0, len(papers), block):
         group = papers[start : start + block]
         scores = np.asarray(scores_of(group, columns), dtype=np.float64)
-        true = truth[group][:, columns].toarray() > 0
-        where = {int(p): i for i, p in enumerate(group)}
-        for n in np.flatnonzero(np.isin(rows, group)):
-            i, target = where[int(rows[n])], position[cols[n]]
-            row = scores[i]
-            others = true[i].copy()
-            others[target] = False
-            value = row[target]
-            candidates = ~others
-            greater = int(np.count_nonzero((row > value) & candidates))
-            equal = int(np.count_nonzero((row == value) & candidates)) - 1
-            ranks[n] = 1 + greater + equal / 2
+        links = np.flatnonzero(np.isin(rows, group))
+        ranks[links] = block_ranks(
+            scores, truth[group][:, columns], np.searchsorted(group, rows[links]),
+            position[cols[links]],
+        )
     return ranks
+
+
+def block_ranks(
+    scores: np.ndarray, true: sp.spmatrix, at: np.ndarray, targets: np.ndarray
+) -> np.ndarray:
+    """The filtered ranks of some held-out links of a block of papers: link n is the item
+    `targets[n]` (a column of `scores`) of the paper `at[n]` (a row of `scores`); `true`
+    (rows × columns) holds every true link, which is no candidate but the target itself.
+    Ties count half."""
+    out = np.zeros(len(at))
+    true = true.toarray() > 0 if sp.issparse(true) else np.asarray(true, dtype=bool)
+    step = max(1, 2_000_000 // max(1, scores.shape[1]))  # a few MB of comparisons at a time
+    for start in range(0, len(at), step):
+        i, target = at[start : start + step], targets[start : start + step]
+        row = scores[i]
+        value = row[np.arange(len(i)), target][:, None]
+        candidates = ~true[i]  # the target is true: it is neither above nor beside itself
+        greater = np.count_nonzero((row > value) & candidates, axis=1)
+        equal = np.count_nonzero((row == value) & candidates, axis=1)
+        out[start : start + step] = 1 + greater + equal / 2
+    return out
 
 
 def metrics(ranks: np.ndarray) -> dict[str, float]:

@@ -41,7 +41,7 @@ import scipy.sparse as sp
 
 from kg.errors import UsageError
 from kg.graph.content import ContentIndex, Match, read_texts
-from kg.graph.holdout import Evidence, Split, evaluate, relation_columns, split
+from kg.graph.holdout import Evidence, block_ranks, metrics, relation_columns, split
 from kg.graph.incidence import Incidence, labels
 from kg.graph.relations import RELATIONS, SUGGEST_KINDS, fallback_label
 from kg.graph.similarity import SimilarityIndex, bm25_idf, metric_named, resolve_paper
@@ -107,19 +107,17 @@ class Votes:
         self.matrix: sp.csr_matrix = inc.matrix
         self.df = np.asarray(inc.item_papers, dtype=np.float64)
         self.idf = bm25_idf(self.df, max(1, inc.shape[0]))
-        self._parts: dict[bytes, tuple[sp.csr_matrix, sp.csr_matrix]] = {}
+        self._cooccurrence: dict[bytes, sp.csr_matrix] = {}
 
-    def part(self, columns: Array) -> tuple[sp.csr_matrix, sp.csr_matrix]:
-        """papers × `columns` and its transpose, cut once (a column cut copies the matrix)."""
-        key = np.asarray(columns, dtype=np.int64).tobytes()
-        if key not in self._parts:
-            cut = self.matrix[:, columns].tocsr()
-            self._parts[key] = (cut, cut.T.tocsr())
-        return self._parts[key]
-
-    def neighbours(self, rows: Array, k: int) -> tuple[Array, Array]:
-        """The k most similar papers of each row (-1 where fewer) and their similarity."""
-        return self.index.top_rows(np.asarray(rows, dtype=np.int64), k)
+    def neighbours(self, rows: Array, k: int, chunk: int = 512) -> tuple[Array, Array]:
+        """The k most similar papers of each row (-1 where fewer) and their similarity,
+        `chunk` rows at a time (exact either way; the search's working memory grows with
+        the rows asked at once, as `SimilarityIndex.top_all`'s)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        if len(rows) <= chunk:
+            return self.index.top_rows(rows, k)
+        parts = [self.index.top_rows(rows[i : i + chunk], k) for i in range(0, len(rows), chunk)]
+        return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
     def paper_vote(self, neighbours: Array, sims: Array, k: int, columns: Array) -> Array:
         """Similarity-weighted share of each row's k nearest papers that have each item."""
@@ -129,33 +127,53 @@ class Votes:
         weights = sp.csr_matrix(
             (s[valid], (rows, nb[valid])), shape=(len(nb), self.matrix.shape[0])
         )
-        votes = np.asarray((weights @ self.part(columns)[0]).todense())
+        # the neighbours' rows, then the columns: no cut of the whole matrix for one paper
+        votes = (weights @ self.matrix)[:, np.asarray(columns, dtype=np.int64)].toarray()
         total = s.sum(axis=1, keepdims=True)
         return np.asarray(np.divide(votes, total, out=np.zeros_like(votes), where=total > 0))
+
+    def cooccurrence(self, columns: Array) -> sp.csr_matrix:
+        """items × `columns`: how many papers have both (c(j, i)), counted once. Sparse: a
+        paper adds its items × its items of `columns`, whereas the papers that share an
+        item with a row are most of the store when the item is Adam."""
+        key = np.asarray(columns, dtype=np.int64).tobytes()
+        if key not in self._cooccurrence:
+            cut = self.matrix[:, np.asarray(columns, dtype=np.int64)]  # papers × columns
+            self._cooccurrence[key] = (cut.T.tocsr() @ self.matrix).T.tocsr()
+        return self._cooccurrence[key]
 
     def item_vote(
         self,
         rows: Array,
         columns: Array,
         damping: float,
-        reach: tuple[sp.csc_matrix, Array] | None = None,
+        reach: tuple[Array, Array] | None = None,
     ) -> Array:
         """idf-weighted mean over each row's items j of c(j, i) / (n_j^(1-d) n_i^d).
-        `reach` is `self.reach(rows, damping)` when the caller already has it."""
-        through, total = reach if reach is not None else self.reach(rows, damping)
-        votes = np.asarray((self.part(columns)[1] @ through).todense()).T
+        `reach` is `self.reach(rows, damping)` when the caller already has it (a paper's
+        suggestions: one pass for every relation); without it, the rows go through
+        `cooccurrence` (many rows at once)."""
+        if reach is None:
+            own = self.matrix[np.asarray(rows, dtype=np.int64)]
+            scale = self.idf / np.power(np.maximum(self.df, 1.0), 1.0 - damping)
+            votes = ((own @ sp.diags(scale)) @ self.cooccurrence(columns)).toarray()
+            total = np.asarray(own @ self.idf).reshape(-1, 1)
+        else:
+            every, total = reach
+            votes = every[:, np.asarray(columns, dtype=np.int64)]
         votes /= np.power(np.maximum(self.df, 1.0)[columns], damping)
         return np.asarray(np.divide(votes, total, out=np.zeros_like(votes), where=total > 0))
 
-    def reach(self, rows: Array, damping: float) -> tuple[sp.csc_matrix, Array]:
-        """What item_vote needs of the rows whatever the columns: papers × rows, each paper
-        weighted by the items it shares with the row, and each row's idf total. (A pass over
-        the whole matrix: a paper's suggestions make it once per damping, not per relation.)"""
-        m = self.matrix
-        own = m[rows]
+    def reach(self, rows: Array, damping: float) -> tuple[Array, Array]:
+        """What item_vote needs of a few rows whatever the columns: each row's undivided
+        votes for every item, and its idf total. Through the papers that share an item with
+        the row (its items' posting lists) and their items: no pass over the whole matrix,
+        so a paper's suggestions cost what its neighbourhood holds, not the store."""
+        own = self.matrix[np.asarray(rows, dtype=np.int64)]
         scale = self.idf / np.power(np.maximum(self.df, 1.0), 1.0 - damping)
-        through = m @ (own @ sp.diags(scale)).T.tocsc()  # papers × rows
-        return through, np.asarray(own @ self.idf).reshape(-1, 1)
+        through = (own @ sp.diags(scale)) @ self.index.postings  # rows × papers
+        every = (through @ self.matrix).toarray()  # rows × items
+        return every, np.asarray(own @ self.idf).reshape(-1, 1)
 
     def prior(self, columns: Array) -> Array:
         counts = self.df[columns]
@@ -184,10 +202,13 @@ class Votes:
 def blend(
     paper: Array, item: Array, prior: Array, settings: Settings, text: Array | None = None
 ) -> Array:
-    out = settings.blend * paper + (1.0 - settings.blend) * item + settings.popularity * prior
+    # in place, in the order of `b·paper + (1 - b)·item + p·prior + t·text`: the same sums
+    out = settings.blend * paper
+    out += (1.0 - settings.blend) * item
+    out += settings.popularity * prior
     if text is not None and settings.text:
-        out = out + settings.text * text
-    return np.round(out, _DECIMALS)
+        out += settings.text * text
+    return np.round(out, _DECIMALS, out=out)
 
 
 # --- training: tuning the settings on a validation split ----------------------------------
@@ -237,6 +258,19 @@ def votes_of(inc: Incidence, text: Text | None = None) -> Votes:
 Text = tuple[ContentIndex, sp.csr_matrix]
 
 
+#: The most validation links `train` holds out per relation: enough to choose among the
+#: trials (the standard error of an MRR over 2,000 links is about 0.01), and a tuning whose
+#: cost does not grow with the store (the README store's relations hold out fewer).
+VALIDATION_LINKS = 2_000
+#: … and at most this many scores (links × candidates) a trial: a relation of as many items
+#: as papers (repositories: 33,937 at generator scale 0.1, 589 links then) would cost 2,000
+#: rankings of them all a trial. (The README store's 1,356 repository links × 10,313
+#: repositories are under it.)
+VALIDATION_CELLS = 20_000_000
+#: The most scores (rows × candidates) `tune` holds at once per vote: 16 MB each.
+_CELLS = 2_000_000
+
+
 def tune(
     evidence: Evidence,
     *,
@@ -246,52 +280,81 @@ def tune(
     text: Text | None = None,
     text_weights: Sequence[float] = TEXT_WEIGHTS,
     relations: Sequence[str] = ("tasks", "datasets", "methods", "repositories"),
+    most: int | None = VALIDATION_LINKS,
+    cells: int | None = VALIDATION_CELLS,
 ) -> Trained:
-    """Try each of `grid` on a validation split of the links `kept` gives (all by default),
-    and keep the best filtered MRR per relation (ties: the earlier setting); then, with
-    `text`, each of `text_weights` with the chosen setting, the same way."""
+    """Try each of `grid` on a validation split of the links `kept` gives (all by default;
+    at most `most` links held out per relation, and `cells` scores of candidates), and keep
+    the best filtered MRR per relation (ties: the earlier setting); then, with `text`, each
+    of `text_weights` with the chosen setting, the same way. The papers are scored a block
+    at a time, so that the scores held at once do not grow with the store."""
     started = time.process_time()
-    valid = split(evidence, seed=seed, kept=kept, relations=relations)
+    caps: dict[str, int] = {}
+    for relation in relations:
+        if relation in evidence.full.relations:
+            candidates = max(1, len(relation_columns(evidence.full, relation)))
+            limits = [most, None if cells is None else max(1, cells // candidates)]
+            if any(x is not None for x in limits):
+                caps[relation] = min(x for x in limits if x is not None)
+    valid = split(evidence, seed=seed, kept=kept, relations=relations, most=caps)
     votes = votes_of(valid.train(), text)
+    truth = evidence.full.matrix
     ks = sorted({s.neighbours for s in grid})
     chosen: dict[str, Settings] = {}
     measured: dict[str, dict[str, float]] = {}
     count = len(grid)
     for relation, held in valid.held_out.items():
         columns = relation_columns(evidence.full, relation)
+        position = np.full(truth.shape[1], -1, dtype=np.int64)
+        position[columns] = np.arange(len(columns))
         rows = np.unique(held[0])
         nb, sims = votes.neighbours(rows, max(ks))
-        paper = {k: votes.paper_vote(nb, sims, k, columns) for k in ks}
-        item = {d: votes.item_vote(rows, columns, d) for d in {s.damping for s in grid}}
         prior = votes.prior(columns)
-        named = votes.text_vote(votes.words_of(rows), columns)
-        where = np.full(evidence.full.shape[0], -1, dtype=np.int64)
-        where[rows] = np.arange(len(rows))
+        step = max(1, _CELLS // max(1, len(columns)))
+
+        def measure(
+            trials: Sequence[Settings],
+            columns: Array = columns,
+            position: Array = position,
+            rows: Array = rows,
+            held: tuple[Array, Array] = held,
+            nb: Array = nb,
+            sims: Array = sims,
+            prior: Array = prior,
+            step: int = step,
+        ) -> list[dict[str, float]]:
+            ranks = np.zeros((len(trials), len(held[0])))
+            for start in range(0, len(rows), step):
+                block = slice(start, start + step)
+                group = rows[block]
+                paper = {
+                    k: votes.paper_vote(nb[block], sims[block], k, columns)
+                    for k in {t.neighbours for t in trials}
+                }
+                item = {d: votes.item_vote(group, columns, d) for d in {t.damping for t in trials}}
+                named = votes.text_vote(votes.words_of(group), columns)
+                links = np.flatnonzero(np.isin(held[0], group))
+                true = truth[group][:, columns].toarray() > 0
+                at = np.searchsorted(group, held[0][links])
+                targets = position[held[1][links]]
+                for n, t in enumerate(trials):
+                    scores = blend(paper[t.neighbours], item[t.damping], prior, t, named)
+                    ranks[n, links] = block_ranks(scores, true, at, targets)
+            return [metrics(r) for r in ranks]
+
         best: tuple[float, Settings, dict[str, float]] | None = None
         trials = [*grid]
-        tried = 0
-        while tried < len(trials):
-            settings = trials[tried]
-            tried += 1
-            scores = blend(
-                paper[settings.neighbours], item[settings.damping], prior, settings, named
-            )
-
-            def scorer(
-                group: Array, cols: Array, scores: Array = scores, where: Array = where
-            ) -> Array:
-                return np.asarray(scores[where[group]])
-
-            result = evaluate(
-                Split(evidence, valid.kept, {relation: held}), {relation: scorer}
-            )[relation]
+        for settings, result in zip(trials, measure(trials), strict=True):
             if best is None or result["mrr"] > best[0]:
                 best = (result["mrr"], settings, result)
-            if tried == len(grid) and named is not None:  # then the text's weight
-                assert best is not None
-                base = best[1]
-                trials += [replace(base, text=w) for w in text_weights if w != base.text]
         assert best is not None
+        if votes.content is not None and votes.words is not None:  # then the text's weight
+            base = best[1]
+            more = [replace(base, text=w) for w in text_weights if w != base.text]
+            for settings, result in zip(more, measure(more), strict=True):
+                if result["mrr"] > best[0]:
+                    best = (result["mrr"], settings, result)
+            trials += more
         chosen[relation], measured[relation] = best[1], best[2]
         count = max(count, len(trials))
     return Trained(chosen, measured, count, time.process_time() - started)
@@ -420,7 +483,7 @@ def suggest(
     found: list[tuple[float, int, str]] = []
     neighbours: dict[str, tuple[Array, Array]] = {}
     relations = tuple(r for r in relations if r in inc.relations)
-    reaches: dict[float, tuple[sp.csc_matrix, Array]] = {}
+    reaches: dict[float, tuple[Array, Array]] = {}
     if row is not None and relations:  # one neighbour search serves every relation
         most = max(model.trained.for_relation(r).neighbours for r in relations)
         nearest, similarity = votes.neighbours(np.array([row]), most)
@@ -494,7 +557,7 @@ def _together(votes: Votes, row: int | None, columns: list[int]) -> list[Array |
     all the suggestions, not one each)."""
     if row is None or not columns:
         return [None] * len(columns)
-    postings = votes.incidence.transposed  # items × papers
+    postings = votes.index.postings  # items × papers
     own = votes.incidence.items_of(row)
     counts = np.asarray((postings[own] @ postings[np.asarray(columns)].T).todense())
     return [counts[:, i] for i in range(len(columns))]
@@ -514,7 +577,7 @@ def _explain(
     if row is None or neighbours is None:
         return Suggestion(inc.items[column], relation, score, papers, (), ())
     nb, sims = neighbours
-    postings = inc.transposed  # items × papers
+    postings = votes.index.postings  # items × papers
     with_item = np.isin(nb, postings.indices[postings.indptr[column] : postings.indptr[column + 1]])
     having = [
         (inc.papers[int(p)], float(s))
