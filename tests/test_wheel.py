@@ -45,7 +45,9 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
     assert len(wheels) == 1, wheels
     venv.create(work / "venv", with_pip=True)
     pip = work / "venv" / "bin" / "pip"
-    _run([str(pip), "install", "-q", str(wheels[0])], work, env)
+    # --no-compile: byte-compiling every dependency (numpy, scipy, ...) was most of the
+    # install's CPU; the modules kg imports are compiled when first imported
+    _run([str(pip), "install", "-q", "--no-compile", str(wheels[0])], work, env)
     return work / "venv" / "bin" / "kg", env
 
 
