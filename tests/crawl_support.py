@@ -90,8 +90,9 @@ def crawl(
     while queue:
         url, level = queue.popleft()
         if last_per_shape is not None and level == depth and level > 0:
-            last[shape(url)] += 1
-            if last[shape(url)] > last_per_shape:
+            kind = shape(url)
+            last[kind] += 1
+            if last[kind] > last_per_shape:
                 out.skipped += 1
                 continue
         response = client.get(url, headers={"Accept": BROWSER}, follow_redirects=False)

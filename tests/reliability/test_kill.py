@@ -21,7 +21,7 @@ import random
 import signal
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -88,23 +88,22 @@ def clean_reference(monkeypatch: pytest.MonkeyPatch, *runs: Path, batch: int) ->
     store = GraphStore.memory()
     versions: dict[str, set[tuple[int, str]]] = defaultdict(set)
 
-    def keep(graphs: list[str] | None) -> None:
-        lines = [
-            line for g in graphs for line in store.quads_nquads(g)
-        ] if graphs is not None else list(store.quads_nquads())  # fmt: skip
-        for graph, version in per_graph(lines).items():
+    def keep(lines: Iterable[str]) -> dict[str, tuple[int, str]]:
+        found = per_graph(list(lines))
+        for graph, version in found.items():
             versions[graph].add(version)
+        return found
 
     write_batch, rename_iris = store.write_batch, store.rename_iris
 
     def writing(nquads: bytes, graphs: Any, replace: Any = (), shared: Any = ()) -> None:
         graphs = list(graphs)
         write_batch(nquads, graphs, replace, shared)
-        keep(graphs)
+        keep(line for g in graphs for line in store.quads_nquads(g))
 
     def renaming(renames: Any) -> int:
         moved = rename_iris(renames)
-        keep(None)  # the graphs that named an old IRI, wherever they are
+        keep(store.quads_nquads())  # the graphs that named an old IRI, wherever they are
         return moved
 
     monkeypatch.setattr(store, "write_batch", writing)
@@ -112,9 +111,7 @@ def clean_reference(monkeypatch: pytest.MonkeyPatch, *runs: Path, batch: int) ->
     for path in runs:
         report = ingest(store, [str(path)], base_iri=BASE, batch_size=batch)
         assert report.rejected == 0
-    final = per_graph(list(store.quads_nquads()))
-    for graph, version in final.items():
-        versions[graph].add(version)
+    final = keep(store.quads_nquads())
     return Reference(store.canonical_digest(), final, dict(versions))
 
 
