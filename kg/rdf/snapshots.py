@@ -118,8 +118,9 @@ def _pinned(path: Path) -> tuple[Engine, Path | None]:
     after it (a busy 2-core machine lost ten attempts in a row to each). Tables and logs
     are linked before the copy and again after it. A read-only checkpoint holds no
     write-ahead log, so the writer's latest transactions (a cleared journal, removed
-    graphs) would be missing: the linked logs move into the pin too, as a plain
-    read-only open replays them.
+    graphs) would be missing: the linked logs are copied into the pin too, as a plain
+    read-only open replays them. Copied, so that every open of one pin sees the same
+    version (a log cut mid-record is replayed up to its last whole transaction).
     """
     remove_stale_pins(path)
     pin = path / READERS_DIR / f"{os.getpid()}-{next(_PIN_NUMBERS)}"
@@ -136,7 +137,9 @@ def _pinned(path: Path) -> tuple[Engine, Path | None]:
         _link_store_files(path, links, _DATA_FILES)
         Engine.checkpoint(links, pin)
         for log in links.glob("*.log"):
-            os.replace(log, pin / log.name)
+            # a copy, not the link: the writer appends to its live log, and a linked log
+            # would show each later opener of this pin more than the first one saw
+            shutil.copyfile(log, pin / log.name)
         shutil.rmtree(links)
     except (OSError, RuntimeError) as exc:
         shutil.rmtree(pin, ignore_errors=True)

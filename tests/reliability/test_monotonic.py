@@ -140,3 +140,27 @@ def test_serve_allow_update_on_a_busy_store_fails_before_it_starts(tmp_path: Pat
     assert "token" not in result.stderr and "Application startup" not in result.stderr
     assert "kg serve:" not in result.stderr
     assert time.monotonic() - started < 600  # a hang guard: it failed rather than served
+
+
+def test_every_open_of_one_pinned_snapshot_sees_the_same_version(tmp_path: Path) -> None:
+    """The pin `kg serve` moves its workers to is frozen: a writer's later transactions (in
+    its live write-ahead log) reach none of them, however late a worker opens it. A linked
+    log once showed a late opener newer graphs (or failed to open, and the worker fell back
+    to the live store): one worker answered 500 papers, the next 460."""
+    store_path = tmp_path / "store"
+    writer = GraphStore.open(store_path)
+    try:
+        writer.update("INSERT DATA { GRAPH <urn:x:g1> { <urn:x:a> <urn:x:b> 1 } }")
+        pin, pending = GraphStore.share_snapshot(store_path)
+        assert pin is not None and not pending
+        for n in range(2, 6):  # the writer goes on; each open of the pin sees one graph
+            writer.update(f"INSERT DATA {{ GRAPH <urn:x:g{n}> {{ <urn:x:a> <urn:x:b> {n} }} }}")
+            reader = GraphStore.open_shared(pin, store_path)
+            try:
+                graphs = reader.query("SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }")
+                assert graphs.column("g") == ["urn:x:g1"]
+            finally:
+                reader.close()
+        GraphStore.release_snapshot(pin)
+    finally:
+        writer.close()
