@@ -32,7 +32,39 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--run-slow", action="store_true", help="also run the long variants")
 
 
+#: The files that keep a worker busiest (wall seconds in the last measured run, most first;
+#: docs/performance.md, "Test suite"). xdist hands files out in collection order
+#: (`--dist loadfile --no-loadscope-reorder`), so these start first and the run does not end
+#: on one worker with a long file left. Those that build their own stores come before those
+#: that wait for the shared README store.
+LONGEST_FIRST = (
+    "tests/test_engines.py",
+    "tests/reliability/test_kill.py",
+    "tests/reliability/test_outbound.py",
+    "tests/reliability/test_concurrency.py",
+    "tests/reliability/test_fuzz.py",
+    "tests/reliability/test_soak.py",
+    "tests/test_queries.py",
+    "tests/test_fidelity.py",
+    "tests/test_similarity.py",
+    "tests/test_export.py",
+    "tests/test_merge.py",
+    "tests/test_dump_identity.py",
+    "tests/test_library.py",
+    "tests/test_mcp.py",
+    "tests/test_dumps.py",
+    "tests/test_search.py",
+    "tests/test_pages_crawl.py",
+    "tests/reliability/test_limits.py",
+    "tests/test_server_browser.py",
+    "tests/test_feeds.py",
+    "tests/test_wheel.py",
+)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))  # stable
     if config.getoption("--run-slow"):
         return
     skip = pytest.mark.skip(reason="long variant: run with --run-slow")

@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -156,6 +156,8 @@ class Server:
     proc: subprocess.Popen[Any]
     url: str
     log: Path
+    #: One client for the server's life: a new one per request costs ~26 ms of CPU.
+    client: httpx.Client = field(default_factory=httpx.Client, repr=False)
 
     @classmethod
     def start(cls, store: Path, log: Path, *serve_args: str) -> Server:
@@ -179,7 +181,7 @@ class Server:
         return cls(proc, url[0], log)
 
     def query(self, sparql: str, timeout: float = 120) -> httpx.Response:
-        return httpx.post(
+        return self.client.post(
             f"{self.url}/sparql",
             data={"query": sparql},
             headers={"Accept": "application/sparql-results+json"},
@@ -188,6 +190,7 @@ class Server:
 
     def stop(self) -> int:
         """Ctrl-C, as a user would; the exit code."""
+        self.client.close()
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGINT)
         try:

@@ -101,32 +101,30 @@ def listener() -> Iterator[Listener]:
     found.close()
 
 
-def _sends(url: str, sparql: str) -> list[httpx.Response]:
+def _sends(client: httpx.Client, url: str, sparql: str) -> list[httpx.Response]:
     accept = {"Accept": "application/sparql-results+json, text/turtle;q=0.9"}
     return [
-        httpx.get(f"{url}/sparql", params={"query": sparql}, headers=accept, timeout=60),
-        httpx.post(f"{url}/sparql", data={"query": sparql}, headers=accept, timeout=60),
-        httpx.post(
+        client.get(f"{url}/sparql", params={"query": sparql}, headers=accept),
+        client.post(f"{url}/sparql", data={"query": sparql}, headers=accept),
+        client.post(
             f"{url}/sparql",
             content=sparql.encode("utf-8"),
             headers={**accept, "Content-Type": "application/sparql-query"},
-            timeout=60,
         ),
     ]
 
 
-def _update(url: str, sparql: str) -> list[httpx.Response]:
+def _update(client: httpx.Client, url: str, sparql: str) -> list[httpx.Response]:
     auth = {"Authorization": f"Bearer {TOKEN}"}
     return [
-        httpx.post(
+        client.post(
             f"{url}/update",
             content=sparql.encode("utf-8"),
             headers={**auth, "Content-Type": "application/sparql-update"},
-            timeout=60,
         ),
-        httpx.post(f"{url}/update", data={"update": sparql}, headers=auth, timeout=60),
-        httpx.post(f"{url}/sparql", data={"update": sparql}, timeout=60),
-        httpx.post(f"{url}/sparql", data={"query": sparql}, timeout=60),
+        client.post(f"{url}/update", data={"update": sparql}, headers=auth),
+        client.post(f"{url}/sparql", data={"update": sparql}),
+        client.post(f"{url}/sparql", data={"query": sparql}),
     ]
 
 
@@ -136,10 +134,12 @@ def _answers(
     """(attempt, status, body with the port written as PORT) for the whole corpus."""
     out = []
     attempts = updates(port, host) if updating else queries(port, host)
-    for sparql in attempts:
-        for response in _update(url, sparql) if updating else _sends(url, sparql):
-            text = response.text.replace(str(port), "PORT")
-            out.append((sparql.replace(str(port), "PORT"), response.status_code, text))
+    with httpx.Client(timeout=60) as client:  # one client: a new one a request costs 26 ms
+        for sparql in attempts:
+            sent = _update if updating else _sends
+            for response in sent(client, url, sparql):
+                text = response.text.replace(str(port), "PORT")
+                out.append((sparql.replace(str(port), "PORT"), response.status_code, text))
     return out
 
 

@@ -261,7 +261,7 @@ def run_soak(tmp_path: Path, seconds: float) -> dict[str, Any]:
 
 
 def test_endpoint_soak(tmp_path: Path, request: pytest.FixtureRequest) -> None:
-    record_figures(request.config, "soak", run_soak(tmp_path, 30))
+    record_figures(request.config, "soak", run_soak(tmp_path, 20))
 
 
 @pytest.mark.slow
