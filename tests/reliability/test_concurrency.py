@@ -43,10 +43,10 @@ from tests.reliability.helpers import (
 
 pytestmark = pytest.mark.reliability
 SIZES = "SELECT ?g (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g"
-#: The second file: 40 batches of 10, the overlap a writer offers its readers (it was 1,000 in
-#: batches of 25, and 2,000 in batches of 50: the same number of writes, at more CPU; the
-#: readers run as long as the writer does, so their CPU shrinks with it).
-RECORDS = 400
+#: The second file: 20 batches of 10, the overlap a writer offers its readers (it was 40
+#: batches of 10, 1,000 records in batches of 25, and 2,000 in batches of 50, at more CPU;
+#: the readers run as long as the writer does, so their CPU shrinks with it).
+RECORDS = 200
 BATCH = 10
 
 
