@@ -31,9 +31,33 @@ def _run(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Complete
     return done
 
 
+#: What matplotlib brings and kg's own dependencies do not (import names). matplotlib is
+#: installed beside kg (for the README's drawing) in the same pip call, so that pip resolves
+#: once; a guard kept in the venv refuses these imports when NO_PLOTTING is set, so that kg's
+#: commands still show they need none of them.
+PLOTTING_ONLY = ("matplotlib", "mpl_toolkits", "dateutil", "contourpy", "cycler", "fontTools",
+                 "kiwisolver", "PIL")
+NO_PLOTTING = "KG_WHEEL_TEST_NO_PLOTTING"
+GUARD = f"""import os
+import sys
+
+
+class _Guard:
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if name.split(".")[0] in {PLOTTING_ONLY!r}:
+            raise ImportError("kg must not need " + name)
+
+
+if os.environ.get({NO_PLOTTING!r}):
+    sys.meta_path.insert(0, _Guard)
+"""
+
+
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
-    """The `kg` script of the wheel, installed into a new venv, and a clean environment."""
+    """The `kg` script of the wheel, installed (with matplotlib) into a new venv, and a
+    clean environment."""
     work = tmp_path_factory.mktemp("wheel")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "KG_"))}
     _run(
@@ -43,11 +67,27 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
     )
     wheels = sorted((work / "dist").glob("kg-*.whl"))
     assert len(wheels) == 1, wheels
-    venv.create(work / "venv", with_pip=True)
-    pip = work / "venv" / "bin" / "pip"
+    # No pip inside the venv: bootstrapping it (ensurepip) cost 6 CPU-s; this test's pip
+    # installs into the venv (`--python`, pip >= 22.3), and pip still resolves and installs
+    # every dependency the wheel declares.
+    venv.create(work / "venv", with_pip=False)
+    python = work / "venv" / "bin" / "python"
     # --no-compile: byte-compiling every dependency (numpy, scipy, ...) was most of the
-    # install's CPU; the modules kg imports are compiled when first imported
-    _run([str(pip), "install", "-q", "--no-compile", str(wheels[0])], work, env)
+    # install's CPU; the modules kg imports are compiled when first imported.
+    # matplotlib draws the README's projection (kg itself does not need it, see PLOTTING_ONLY):
+    # one pip call, so that the resolver runs and reads the indexes once.
+    _run(
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-compile",
+         str(wheels[0]), "matplotlib"],
+        work,
+        env,
+    )
+    site = _run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                work, env).stdout.strip()
+    (Path(site) / "kg_test_plotting_guard.py").write_text(GUARD, encoding="utf-8")
+    (Path(site) / "kg-test-plotting-guard.pth").write_text(
+        "import kg_test_plotting_guard\n", encoding="utf-8"
+    )
     return work / "venv" / "bin" / "kg", env
 
 
@@ -55,6 +95,10 @@ def test_the_installed_wheel_runs_every_command(
     installed: tuple[Path, dict[str, str]], tmp_path: Path
 ) -> None:
     kg, env = installed
+    env = {**env, NO_PLOTTING: "1"}  # kg's commands run without matplotlib's packages
+    refused = subprocess.run([str(kg.parent / "python"), "-c", "import dateutil"], env=env,
+                             cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert refused.returncode != 0 and "kg must not need dateutil" in refused.stderr
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     # The package imported is the installed one, not this checkout.
@@ -81,7 +125,10 @@ def test_the_installed_wheel_runs_every_command(
     exported = json.loads((elsewhere / "exports" / "kg.jsonld").read_text(encoding="utf-8"))
     assert "@context" in exported
 
-    server = ServeProcess(["--store", str(elsewhere / "kg-store")], [], kg=str(kg), cwd=elsewhere)
+    server = ServeProcess(
+        ["--store", str(elsewhere / "kg-store")], [], kg=str(kg), cwd=elsewhere,
+        env={NO_PLOTTING: "1"},
+    )
     try:
         queries = server.get("/queries").json()
         assert len(queries) == len(listing) and queries
@@ -114,9 +161,7 @@ def test_the_python_examples_run_from_the_installed_wheel(
     work.mkdir()
     (work / "kg-store").symlink_to(readme_store)  # read only: the scripts open it read-only
     shutil.copytree(ROOT / "examples" / "records", work / "examples" / "records")
-    # matplotlib draws the README's projection; kg itself does not need it
-    _run([str(kg.parent / "pip"), "install", "-q", "matplotlib"], work, env)
-    env = {**env, "MPLBACKEND": "Agg"}
+    env = {**env, "MPLBACKEND": "Agg"}  # matplotlib: installed beside kg by the fixture
 
     readme = _python_blocks(ROOT / "README.md")
     assert len(readme) == 1 and len(readme[0].splitlines()) <= 16
