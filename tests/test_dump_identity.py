@@ -294,6 +294,27 @@ def test_rename_is_one_atomic_update_over_every_graph() -> None:
     ]
 
 
+def test_a_rename_beneath_another_takes_the_longest_old_iri() -> None:
+    """Two renamed IRIs, one beneath the other: a node under both moves by the longer."""
+    store = GraphStore.memory()
+    a, b = "http://x.org/paper/arxiv/1", "http://x.org/paper/arxiv/1/result/a"
+    g = "http://x.org/g1"
+    store.write_batch(
+        (
+            f"<{a}> <http://x.org/p> <{b}> <{g}> .\n"
+            f"<{b}> <http://x.org/p> <{b}/x> <{g}> .\n"
+            f"<{a}> <http://x.org/p> <{a}/result/b> <{g}> .\n"
+        ).encode(),
+        [g],
+    )
+    store.rename_iris({a: "http://x.org/paper/s", b: "http://x.org/r"})
+    assert sorted(store.quads_nquads()) == [
+        f"<http://x.org/paper/s> <http://x.org/p> <http://x.org/paper/s/result/b> <{g}> .\n",
+        f"<http://x.org/paper/s> <http://x.org/p> <http://x.org/r> <{g}> .\n",
+        f"<http://x.org/r> <http://x.org/p> <http://x.org/r/x> <{g}> .\n",
+    ]
+
+
 _NLP = re.compile(r"natural.language.processing|\bnlp\b", re.IGNORECASE)
 
 
