@@ -1,9 +1,10 @@
 """The default graph is an RDF merge (issue 13): each distinct triple once.
 
 Checked on the seeds, the bundled example records, a shared raw slice (evaluation tables,
-where the same results sit under several top-level tasks), and generated records and
-dumps: `COUNT(*)` equals the distinct triples of the N-Quads export, papers count once, and
-an rdflib graph built independently from the export answers a dozen ad-hoc SELECTs and
+where the same results sit under several top-level tasks: that check lives in
+test_fidelity.py, on the store it ingests anyway), and generated records and dumps:
+`COUNT(*)` equals the distinct triples of the N-Quads export, papers count once, and an
+rdflib graph built independently from the export answers a dozen ad-hoc SELECTs and
 aggregates as kg does (library, CLI, a real `kg serve`). On layout-done main, COUNT(*)
 counted a triple once per graph stating it, so these tests failed there.
 """
@@ -30,12 +31,11 @@ from kg.rdf.store import GraphStore
 from kg.rdf.vocab import JOURNAL_GRAPH, PREFIXES
 from kg.testing.dumps import write_archive
 from kg.testing.records import records
-from tests.conftest import RAW_DIR, run
+from tests.conftest import run
 from tests.serve_support import ServeProcess
 
 BASE = "https://w3id.org/kg/id/"
 ROOT = Path(__file__).resolve().parent.parent
-EVALUATION_GZ = next(iter(sorted((RAW_DIR / "pwc-evaluation-tables-2020").glob("*.json*"))), None)
 
 #: Ad-hoc queries as users write them: no DISTINCT, counts and aggregates over the default
 #: graph. Each answer is compared as a sorted list of rows (a bag: duplicates matter).
@@ -135,15 +135,6 @@ def stores(tmp_path_factory: pytest.TempPathFactory) -> dict[str, GraphStore]:
     return out
 
 
-@pytest.fixture(scope="module")
-def evaluation_store() -> GraphStore:
-    if EVALUATION_GZ is None:
-        pytest.skip("the shared evaluation-tables slice is not here")
-    store = GraphStore.memory()
-    ingest(store, [str(EVALUATION_GZ)], base_iri=BASE)
-    return store
-
-
 def _check_counts(store: GraphStore) -> None:
     nquads = _nquads(store)
     triples = _distinct_triples(nquads)
@@ -162,24 +153,9 @@ def test_count_star_is_the_number_of_distinct_triples(
     _check_counts(stores[name])
 
 
-def test_evaluation_tables_state_each_result_once(evaluation_store: GraphStore) -> None:
-    """The same table under several top-level tasks was restated in each task's graph; the
-    merge counts it once, and each result is stated in exactly one graph."""
-    _check_counts(evaluation_store)
-    many = _kg_rows(
-        evaluation_store,
-        """SELECT ?r (COUNT(?g) AS ?n) WHERE { GRAPH ?g { ?r a kg:EvaluationResult } }
-           GROUP BY ?r HAVING (COUNT(?g) > 1)""",
-    )
-    results = _kg_rows(
-        evaluation_store, "SELECT (COUNT(DISTINCT ?r) AS ?n) WHERE { ?r a kg:EvaluationResult }"
-    )
-    # One exception is allowed for: a paper that a row names by title and a later row by
-    # arXiv id gets its IRIs merged (a rename), after which two copies of a table that
-    # differed only in that IRI coincide (1 result of the 2020 file).
-    assert len(many) <= float(results[0][0]) / 1000, many[:5]
-    tree = _kg_rows(evaluation_store, "SELECT (COUNT(*) AS ?n) WHERE { ?t kg:subtaskOf ?p }")
-    assert float(tree[0][0]) > 100  # the task tree is still there
+# The real 2020 evaluation tables (the same table under several top-level tasks) are checked
+# with _check_counts in test_fidelity.py (test_evaluation_tables_state_each_result_once),
+# on the store that file ingests anyway: the tables are ingested once for both.
 
 
 @pytest.mark.parametrize("name", ["seeds", "generated"])

@@ -371,9 +371,22 @@ def real_store() -> Iterator[GraphStore]:
     yield store
 
 
-def test_real_slices_relations_match_sparql(real_store: GraphStore) -> None:
-    inc = load_incidence(real_store, "all")
-    sets = sets_from_sparql(real_store, relation_names("all"))
+@pytest.fixture(scope="module")
+def real_incidence(real_store: GraphStore) -> Incidence:
+    """kg's incidence of the real slices, read once for the tests below (they only read it)."""
+    return load_incidence(real_store, "all")
+
+
+@pytest.fixture(scope="module")
+def real_sets(real_store: GraphStore) -> dict[str, set[str]]:
+    """The reference: paper -> items of the real slices by plain SPARQL, read once."""
+    return sets_from_sparql(real_store, relation_names("all"))
+
+
+def test_real_slices_relations_match_sparql(
+    real_incidence: Incidence, real_sets: dict[str, set[str]]
+) -> None:
+    inc, sets = real_incidence, real_sets
     assert sum(len(s) for s in sets.values()) == inc.matrix.nnz
     counts = {r: int((inc.item_relation == i).sum()) for i, r in enumerate(inc.relations)}
     # methods.json names who introduced 1,746 methods; the 2020 tables link 10,310
@@ -411,9 +424,10 @@ def datasets_with_a_paper(path: Path) -> set[str]:
 
 
 @pytest.mark.parametrize("metric", list(METRICS))
-def test_real_slices_agree_with_sets(real_store: GraphStore, metric: str) -> None:
-    inc = load_incidence(real_store, "all")
-    sets = sets_from_sparql(real_store, relation_names("all"))
+def test_real_slices_agree_with_sets(
+    real_incidence: Incidence, real_sets: dict[str, set[str]], metric: str
+) -> None:
+    inc, sets = real_incidence, real_sets
     index = SimilarityIndex(inc, METRICS[metric])
     # The papers with most items, and a spread of the others.
     papers = sorted(sets, key=lambda p: (-len(sets[p]), p))

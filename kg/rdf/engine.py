@@ -288,14 +288,18 @@ class Engine:
                         todo.append(obj.value)
         if not found:
             return 0
-        prefixes = sorted(renames, key=len, reverse=True)  # longest match first
-
         def moved(term: Any) -> Any:
+            # the longest `old` that is the IRI or a prefix of it ending before a "/": one
+            # lookup per cut, not a scan of every rename for each term (395 renames of the
+            # real slices made that 20 CPU-s)
             if isinstance(term, ox.NamedNode):
-                for old in prefixes:
-                    value = term.value
-                    if value == old or value.startswith(old + "/"):
-                        return ox.NamedNode(renames[old] + value[len(old) :])
+                value = term.value
+                cut = len(value)
+                while cut > 0:
+                    old = value[:cut]
+                    if old in renames:
+                        return ox.NamedNode(renames[old] + value[cut:])
+                    cut = value.rfind("/", 0, cut)
             return term
 
         def data(quads: Iterable[ox.Quad]) -> str:
