@@ -111,8 +111,14 @@ def _shared_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
 
 
-def build_once(tmp_path_factory: pytest.TempPathFactory, name: str, *argv: str) -> Path:
-    """Run `kg --store DIR/name/store ARGV` once per test run, whatever the xdist workers.
+def build_once(
+    tmp_path_factory: pytest.TempPathFactory,
+    name: str,
+    *argv: str,
+    then: tuple[tuple[str, ...], ...] = (),
+) -> Path:
+    """Run `kg --store DIR/name/store ARGV` (and each command of `then` after it) once per
+    test run, whatever the xdist workers.
 
     The first worker to take the lock builds; the others wait and reuse the store. Tests
     only read it (open it read-only, or copy it first).
@@ -123,11 +129,12 @@ def build_once(tmp_path_factory: pytest.TempPathFactory, name: str, *argv: str) 
     with open(root / "lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not done.exists():
-            proc = subprocess.run(
-                [sys.executable, "-m", "kg", "--store", str(store), *argv],
-                cwd=ROOT, capture_output=True, text=True, check=False,
-            )
-            assert proc.returncode == 0, proc.stderr[-2000:]
+            for command in (argv, *then):
+                proc = subprocess.run(
+                    [sys.executable, "-m", "kg", "--store", str(store), *command],
+                    cwd=ROOT, capture_output=True, text=True, check=False,
+                )
+                assert proc.returncode == 0, proc.stderr[-2000:]
             done.write_text(proc.stdout, encoding="utf-8")
     return store
 
@@ -136,8 +143,15 @@ def build_once(tmp_path_factory: pytest.TempPathFactory, name: str, *argv: str) 
 def readme_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The README's store: `kg ingest examples/` (both seeds, the methods dump and the 2020
     evaluation tables), built once per run and shared. Read it only: open with
-    `GraphStore.open(path, read_only=True)` or `kg --store PATH <read command>`."""
-    return build_once(tmp_path_factory, "readme-store", "ingest", "-q", str(ROOT / "examples"))
+    `GraphStore.open(path, read_only=True)` or `kg --store PATH <read command>`.
+
+    Its suggestion model is trained ahead and kept beside it (`kg suggest --train`), so that
+    no test's request trains it: the MCP tool, asked while another test's process was
+    training it, was refused ("it is being trained")."""
+    return build_once(
+        tmp_path_factory, "readme-store", "ingest", "-q", str(ROOT / "examples"),
+        then=(("suggest", "--train"),),
+    )  # fmt: skip
 
 
 @pytest.fixture
