@@ -22,6 +22,7 @@ from kg.errors import ModelNotTrainedError, UsageError
 from kg.graph import cache
 from kg.library.knowledge_graph import KnowledgeGraph
 from kg.mcp.calls import suggest as mcp_suggest
+from kg.rdf.snapshots import READERS_DIR
 from kg.rdf.store import GraphStore
 from kg.serve.app import ServerConfig, create_app
 from kg.serve.pool import Source
@@ -35,9 +36,12 @@ HTML = {"Accept": "text/html"}
 
 @pytest.fixture
 def fresh_store(readme_store: Path, tmp_path: Path) -> Path:
-    """A copy of the README store with no model kept (the shared one may have one)."""
+    """A copy of the README store with no model kept (the shared one has one), and none of
+    the snapshot pins other tests' readers make and remove meanwhile."""
     path = tmp_path / "store"
-    shutil.copytree(readme_store, path, ignore=shutil.ignore_patterns(cache.CACHE_DIR))
+    shutil.copytree(
+        readme_store, path, ignore=shutil.ignore_patterns(cache.CACHE_DIR, READERS_DIR)
+    )
     return path
 
 
