@@ -394,6 +394,25 @@ def test_closing_right_after_an_overrun_leaves_no_worker_running(store: GraphSto
     assert set(children(os.getpid())) == before
 
 
+def test_a_replacement_spawned_as_the_pool_closes_is_stopped(store: GraphStore) -> None:
+    """A replacement worker whose process starts while the pool closes (the server shutting
+    down right after an overrun) is stopped by the spawn itself: close() had already taken
+    the list of workers to stop. Before, it outlived the server (seen once in the suite)."""
+    from kg.errors import StoreError
+    from kg.serve.pool import QueryPool, Source
+
+    async def close_then_spawn() -> None:
+        pool = QueryPool(Source.of(store), workers=1, timeout=5.0, refresh=0.0)
+        await pool.start()
+        await pool.close()
+        with pytest.raises(StoreError, match="shut down"):
+            pool._spawn()  # what _replace's thread runs, here after close() returned
+
+    before = set(children(os.getpid()))
+    asyncio.run(close_then_spawn())
+    assert set(children(os.getpid())) == before
+
+
 def test_a_slow_query_does_not_stall_the_others(store: GraphStore) -> None:
     # one client here (TestClient): let it hold both workers (by default it holds half;
     # tests/reliability/test_clients.py shows the shares between two addresses)

@@ -646,9 +646,14 @@ class QueryPool:
     def _spawn(self, writable: bool = False) -> _Worker:
         source, generation = self.source, self.generation  # together: the same version
         worker = _Worker(source, writable, generation, self.limits, self._allow)
-        with self._spawning:
-            self._spawned = {w for w in self._spawned if w.process.poll() is None}
-            self._spawned.add(worker)
+        with self._spawning:  # close() stops every worker added here before it closed
+            closed = self._closed
+            if not closed:
+                self._spawned = {w for w in self._spawned if w.process.poll() is None}
+                self._spawned.add(worker)
+        if closed:  # a replacement that started as the pool closed: nobody else will stop it
+            worker.kill()
+            raise StoreError("the query pool is shut down")
         worker.wait_ready(self.start_timeout)
         return worker
 
@@ -678,11 +683,11 @@ class QueryPool:
             self._keep(asyncio.create_task(self._watch()))
 
     async def close(self) -> None:
-        self._closed = True
+        with self._spawning:
+            self._closed = True
+            spawned, self._spawned = self._spawned, set()
         for task in list(self._tasks):
             task.cancel()
-        with self._spawning:
-            spawned, self._spawned = self._spawned, set()
         workers = {*self._workers, *spawned, *([self._writer] if self._writer else [])}
         self._workers.clear()
         self._writer = None
