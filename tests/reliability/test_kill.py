@@ -81,9 +81,17 @@ def per_graph(lines: list[str]) -> dict[str, tuple[int, str]]:
 
 
 def clean_reference(monkeypatch: pytest.MonkeyPatch, *runs: Path, batch: int) -> Reference:
+    """The reference after clean runs of each file in turn (`clean_references`' last)."""
+    return clean_references(monkeypatch, *runs, batch=batch)[-1]
+
+
+def clean_references(
+    monkeypatch: pytest.MonkeyPatch, *runs: Path, batch: int
+) -> list[Reference]:
     """Clean runs (the same Ingestor, into a fresh store, no kills, batches of `batch` as
     the killed runs use) of each file in turn, with every version each graph passed
-    through: after each batch's write, and after each rename of paper IRIs."""
+    through: after each batch's write, and after each rename of paper IRIs. One reference
+    after each run: the first is what a clean run of the first file alone gives."""
     monkeypatch.setenv("SOURCE_DATE_EPOCH", EPOCH)
     store = GraphStore.memory()
     versions: dict[str, set[tuple[int, str]]] = defaultdict(set)
@@ -108,11 +116,14 @@ def clean_reference(monkeypatch: pytest.MonkeyPatch, *runs: Path, batch: int) ->
 
     monkeypatch.setattr(store, "write_batch", writing)
     monkeypatch.setattr(store, "rename_iris", renaming)
+    references = []
     for path in runs:
         report = ingest(store, [str(path)], base_iri=BASE, batch_size=batch)
         assert report.rejected == 0
-    final = keep(store.quads_nquads())
-    return Reference(store.canonical_digest(), final, dict(versions))
+        final = keep(store.quads_nquads())
+        seen = {graph: set(found) for graph, found in versions.items()}
+        references.append(Reference(store.canonical_digest(), final, seen))
+    return references
 
 
 def version_of(graph: str, size: int, refs: list[Reference]) -> Reference | None:
@@ -444,8 +455,7 @@ def test_kill_9_during_an_update(
     versions included), and the rerun converges to the same history run without kills."""
     old = synth_file(tmp_path / "v1.jsonl", UPDATED, seed=41)
     new = synth_file(tmp_path / "v2.jsonl", UPDATED, seed=42)  # the same papers, changed
-    before = clean_reference(monkeypatch, old, batch=UPDATE_BATCH)
-    after = clean_reference(monkeypatch, old, new, batch=UPDATE_BATCH)
+    before, after = clean_references(monkeypatch, old, new, batch=UPDATE_BATCH)
     store_dir = tmp_path / "store"
     first = run_kg("--store", str(store_dir), "ingest", str(old), "-q")
     assert first.returncode == 0, first.stderr[-3000:]
