@@ -254,17 +254,22 @@ def check_after_kill(
     }
 
 
-def wait_for_loads(proc: Any, store_dir: Path, loads: int) -> None:
-    """Wait until the process has started `loads` bulk loads (their files appear)."""
-    seen, loading = 0, False
-    while proc.poll() is None:
+def wait_for_loads(
+    proc: Any, store_dir: Path, loads: int, until: float = float("inf")
+) -> list[float]:
+    """Wait until the process has started `loads` bulk loads (their files appear), has
+    exited, or the monotonic clock reaches `until`; returns when each load was seen."""
+    seen: list[float] = []
+    loading = False
+    while proc.poll() is None and time.monotonic() < until:
         now = any(store_dir.glob("bulk-*.sst"))
         if now and not loading:
-            seen += 1
-            if seen >= loads:
-                return
+            seen.append(time.monotonic())
+            if len(seen) >= loads:
+                break
         loading = now
         time.sleep(0.003)
+    return seen
 
 
 def kill_moment(
@@ -274,16 +279,22 @@ def kill_moment(
 
     Waiting for one to four batch loads lets each run of the chain get further than the
     last, so the kills spread over the whole load. `at_once`: a bulk kill lands as the
-    loader's files appear (a small batch's load can end before any later moment)."""
+    loader's files appear (a small batch's load can end before any later moment).
+
+    Moments are counted in batches, not seconds, so that a fast machine does not finish the
+    ingest before the chain's kills are spent (a 2 s wait was ten batches of a small dump).
+    """
     start = time.monotonic()
-    if kind == "startup":  # while Python starts, the store opens and recovers, or skips
-        time.sleep(rng.uniform(0.2, 3.0))
+    if kind == "startup":  # while Python starts, the store opens and recovers, or skips;
+        # at the latest as the first batch's load begins
+        wait_for_loads(proc, store_dir, 1, until=start + rng.uniform(0.2, 3.0))
     elif kind == "bulk":  # just after the loader starts writing a batch's files
         wait_for_loads(proc, store_dir, rng.randint(1, 4))
         time.sleep(0.0 if at_once else rng.uniform(0.0, 0.3))
-    else:  # anywhere in a batch: mapping, loading, or between
-        wait_for_loads(proc, store_dir, rng.randint(1, 4))
-        time.sleep(rng.uniform(0.0, 2.0))
+    else:  # anywhere in a batch (mapping, loading, or between): within one batch's time
+        seen = wait_for_loads(proc, store_dir, rng.randint(2, 4))
+        if len(seen) >= 2:
+            time.sleep(rng.uniform(0.0, (seen[-1] - seen[0]) / (len(seen) - 1)))
     return time.monotonic() - start
 
 
