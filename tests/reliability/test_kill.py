@@ -80,11 +80,6 @@ def per_graph(lines: list[str]) -> dict[str, tuple[int, str]]:
     }
 
 
-def clean_reference(monkeypatch: pytest.MonkeyPatch, *runs: Path, batch: int) -> Reference:
-    """The reference after clean runs of each file in turn (`clean_references`' last)."""
-    return clean_references(monkeypatch, *runs, batch=batch)[-1]
-
-
 def clean_references(
     monkeypatch: pytest.MonkeyPatch, *runs: Path, batch: int
 ) -> list[Reference]:
@@ -352,7 +347,7 @@ def run_kill_test(
     batch: int = 500,
 ) -> dict[str, object]:
     """Kill `kg ingest inputs` `kills` times, then run it to the end: the clean run's store."""
-    ref = clean_reference(monkeypatch, inputs, batch=batch)
+    (ref,) = clean_references(monkeypatch, inputs, batch=batch)
     store_dir = tmp_path / "store"
     chain = kill_chain(inputs, store_dir, [ref], kills, seed, sample, batch)
     assert len(chain.kills) >= kills * 3 // 4, "the ingest finished before most kills"
