@@ -47,11 +47,11 @@ pytestmark = pytest.mark.reliability
 ENTITIES = f"{BASE}graph/entities"
 #: The graphs of evaluation-table entries and their parts (where papers merge by alias).
 EVALUATION_GRAPHS = f"{BASE}graph/pwc-evaluation/"
-#: Records the update test replaces (in batches of 50, so that six kills spread over 12
-#: batches; it was 1,000 in batches of 84 and 1,500 in batches of 125, the same number of
-#: batches at more CPU).
-UPDATED = 600
-UPDATE_BATCH = 50
+#: Records the update test replaces (in batches of 25, so that six kills spread over 12
+#: batches; it was 600 in batches of 50, 1,000 in batches of 84 and 1,500 in batches of 125,
+#: the same number of batches at more CPU).
+UPDATED = 300
+UPDATE_BATCH = 25
 
 
 @dataclass
@@ -395,11 +395,12 @@ def test_kill_9_during_ingest(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
 ) -> None:
     seed = int(os.environ.get("KG_KILL_SEED", "20261130"))
-    # 20 batches for 10 kills (2 at startup, 4 as a load begins, 4 anywhere); it was 2,000
-    # records in batches of 100 for 12 kills, and 3,000 in batches of 150, at more CPU
-    records = synth_file(tmp_path / "records.jsonl", 1_200, seed=seed)
+    # 20 batches for 10 kills (2 at startup, 4 as a load begins, 4 anywhere); it was 1,200
+    # records in batches of 60, 2,000 in batches of 100 for 12 kills, and 3,000 in batches
+    # of 150, at more CPU
+    records = synth_file(tmp_path / "records.jsonl", 600, seed=seed)
     figures = run_kill_test(
-        tmp_path, monkeypatch, records, kills=10, seed=seed, sample=100, batch=60
+        tmp_path, monkeypatch, records, kills=10, seed=seed, sample=100, batch=30
     )
     record_figures(request.config, "kill", figures)
 
