@@ -200,21 +200,40 @@ def difference(local: Answer, remote: Answer, ordered: bool) -> str | None:
 #: The top-level tasks of the bundled evaluation tables the engines' store keeps: every
 #: header example and parameter set names one of them (or a seed, a method or an author).
 SLICE_TASKS = ("Image Classification", "Machine Translation")
+#: Methods a parameter set names that neither the seeds nor the kept tables reach.
+SLICE_METHODS = {"adam"}
+_ARXIV_ID = re.compile(r"\d{4}\.\d{4,5}")
 
 
 def engines_slice(folder: Path) -> Path:
-    """The README's inputs cut to size: both seed records, the whole methods dump, and the
-    entries of `SLICE_TASKS` from the 2020 evaluation tables (with their subtasks)."""
+    """The README's inputs cut to size, as a folder of two dumps: the entries of
+    `SLICE_TASKS` from the 2020 evaluation tables (with their subtasks), and the methods of
+    the methods dump that a seed record names, that a paper cited by those tables
+    introduced (by arXiv id), or that `SLICE_METHODS` lists (the whole dump was a third of
+    the quads every engine loaded)."""
     pwc = ROOT / "examples" / "pwc"
     with gzip.open(pwc / "evaluation-tables.json.gz", "rt", encoding="utf-8") as f:
         tables = [entry for entry in json.load(f) if entry["task"] in SLICE_TASKS]
     assert len(tables) == len(SLICE_TASKS)
+    cited = set(_ARXIV_ID.findall(json.dumps(tables)))
+    named = set(SLICE_METHODS)
+    for record in (ROOT / "examples" / "records").glob("*.json"):
+        data = json.loads(record.read_text(encoding="utf-8"))
+        for key in ("methods", "methods_introduced"):
+            named |= {m.get("method_slug") for m in data.get(key) or [] if isinstance(m, dict)}
+    with gzip.open(pwc / "methods.json.gz", "rt", encoding="utf-8") as f:
+        methods = [
+            m
+            for m in json.load(f)
+            if m["url"].rstrip("/").rsplit("/", 1)[-1] in named
+            or cited & set(_ARXIV_ID.findall(m.get("source_url") or ""))
+        ]
     folder.mkdir(parents=True, exist_ok=True)
-    written = folder / "evaluation-tables.json"
-    partial = folder / f"evaluation-tables.{os.getpid()}.tmp"  # workers may race: same bytes
-    partial.write_text(json.dumps(tables), encoding="utf-8")
-    partial.replace(written)
-    return written
+    for name, content in (("evaluation-tables.json", tables), ("methods.json", methods)):
+        partial = folder / f"{name}.{os.getpid()}.tmp"  # workers may race: same bytes
+        partial.write_text(json.dumps(content), encoding="utf-8")
+        partial.replace(folder / name)
+    return folder
 
 
 @pytest.fixture(scope="module")
@@ -222,10 +241,10 @@ def example_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Pa
     """A slice of the README's example store (`engines_slice`: a tenth of its quads, every
     named query still answering) and its N-Quads export, made by the real CLI, and beside
     the export (`kg.nt`) the merge as N-Triples, for a server's default graph."""
-    tables = engines_slice(_shared_dir(tmp_path_factory) / "engines-slice")
+    dumps = engines_slice(_shared_dir(tmp_path_factory) / "engines-slice")
     store = build_once(
         tmp_path_factory, "engines-store", "ingest", "-q", str(ROOT / "examples" / "records"),
-        str(ROOT / "examples" / "pwc" / "methods.json.gz"), str(tables),
+        str(dumps),
     )  # fmt: skip
     directory = tmp_path_factory.mktemp("engines")
     nquads = directory / "kg.nq"
