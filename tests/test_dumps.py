@@ -596,3 +596,58 @@ def test_generated_archive_merges_every_paper_reference(tmp_path: Path) -> None:
                                                      dcterms:abstract ?a }""",
     )
     assert merged["n"] == len(named) > 10
+
+
+def _citing(task: str, code_link: dict[str, Any]) -> dict[str, Any]:
+    """A task entry whose one leaderboard row cites the sample paper with `code_link`."""
+    row = {
+        "model_name": f"Model for {task}",
+        "paper_title": dump_samples.TITLE,
+        "paper_url": f"http://arxiv.org/abs/{dump_samples.ARXIV}v1",
+        "paper_date": dump_samples.DATE,
+        "metrics": {"Accuracy": "90.1"},
+        "code_links": [code_link],
+        "model_links": [],
+    }
+    dataset = {"dataset": f"Set of {task}", "sota": {"metrics": ["Accuracy"], "rows": [row]}}
+    return {"task": task, "categories": [], "datasets": [dataset], "subtasks": []}
+
+
+@pytest.mark.parametrize("batch_size", [1, 100])
+def test_a_paper_cited_again_is_stated_once_and_reported_each_time(
+    tmp_path: Path, batch_size: int
+) -> None:
+    """Rows of several tables citing one paper with the same code links state it in one
+    part graph, but each reports what it leaves out or does not know, as when each was
+    mapped on its own (a repeated part is not mapped again, kg/ingest/dumps.py `part`)."""
+    good = {"title": "a/b", "url": "https://github.com/a/b"}
+    odd = {"title": "c/d", "url": "https://github.com/c/d", "stars": 5}
+    bad = {"title": "e/f", "url": "not a repository"}
+    tasks = [("Task A", good), ("Task B", good), ("Task C", good), ("Task D", odd),
+             ("Task E", odd), ("Task F", bad), ("Task G", bad)]  # fmt: skip
+    path = tmp_path / "evaluation-tables.json"
+    path.write_text(json.dumps([_citing(t, link) for t, link in tasks]), encoding="utf-8")
+    store = GraphStore.memory()
+    report = load(store, path, batch_size=batch_size)
+    assert report.rejected == 0
+    where = "datasets[0].sota.rows[0].code_links[0]"
+    assert report.unknown_keys[f"{where}.stars"] == 2  # Task D and Task E
+    assert report.not_mapped[f"{where.replace('[0]', '[]')}.url (not a repository URL)"] == 2
+    parts = select(
+        store,
+        """SELECT ?g (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o }
+            FILTER (CONTAINS(STR(?g), "/paper/")) } GROUP BY ?g ORDER BY ?g""",
+    )
+    # the paper as the first row states it, and what the rows linking c/d add to it (the
+    # rows with a link that is no repository add nothing)
+    assert [(str(r["g"]).rsplit("evaluation-tables/", 1)[1], r["n"]) for r in parts] == [
+        (f"paper/arxiv/{dump_samples.ARXIV}", 17),
+        (f"paper/arxiv/{dump_samples.ARXIV}/-/1", 11),
+    ], parts
+    links = select(
+        store,
+        "SELECT DISTINCT ?url WHERE { ?p kg:codeLink ?c . ?c kg:linkedUrl ?url } ORDER BY ?url",
+    )
+    assert [str(r["url"]) for r in links] == ["https://github.com/a/b", "https://github.com/c/d"]
+    results = select(store, "SELECT (COUNT(?r) AS ?n) WHERE { ?p kg:hasResult ?r }")
+    assert results == [{"n": len(tasks)}]

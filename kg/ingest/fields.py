@@ -195,3 +195,22 @@ class Obj:
     def unknown_keys(self) -> list[str]:
         """Every key, in this object and the objects read from it, that was never read."""
         return sorted(o.where(k) for o in self._all for k in o._data if k not in o._seen)
+
+    def reading(self) -> tuple[frozenset[str], int]:
+        """Where reading stands: the keys of this object read so far, and how many objects
+        its record has opened (see `read_since`)."""
+        return frozenset(self._seen), len(self._all)
+
+    def read_since(self, mark: tuple[frozenset[str], int]) -> frozenset[str] | None:
+        """The keys of this object read since `mark`, or None if an object opened since has
+        a key left unread (it would be reported as unknown, so the reading is not one to
+        replay with `mark_read`)."""
+        seen, opened = mark
+        for o in self._all[opened:]:
+            if any(k not in o._seen for k in o._data):
+                return None
+        return frozenset(self._seen - seen)
+
+    def mark_read(self, keys: frozenset[str]) -> None:
+        """Count `keys` as read (a mapping of the same JSON done before read them)."""
+        self._seen.update(keys)
