@@ -149,7 +149,14 @@ def _newest(root: Path) -> tuple[Path, os.stat_result] | None:
     return None
 
 
-def store_signature(path: Path) -> tuple[tuple[str, int, int], ...]:
+Signature = tuple[tuple[str, int, int], ...]
+
+
+def _published_signature(where: Path, st: os.stat_result) -> Signature:
+    return ((f"{PUBLISHED_DIR}/{where.name}", st.st_ino, st.st_mtime_ns),)
+
+
+def store_signature(path: Path) -> Signature:
     """What changes exactly when readers would see new data: the newest publication (its
     name, inode and time), or for a store without publications the names, sizes and
     modification times of its files (any write changes them).
@@ -159,8 +166,7 @@ def store_signature(path: Path) -> tuple[tuple[str, int, int], ...]:
     """
     newest = _newest(path / PUBLISHED_DIR)
     if newest is not None:
-        where, st = newest
-        return ((f"{PUBLISHED_DIR}/{where.name}", st.st_ino, st.st_mtime_ns),)
+        return _published_signature(*newest)
     out = []
     try:
         for entry in os.scandir(path):
@@ -183,10 +189,11 @@ def _lost_race(exc: BaseException) -> bool:
     return vanished(exc) or READERS_DIR in str(exc)
 
 
-def open_snapshot(path: Path) -> tuple[Engine, Path | None]:
-    """A read-only snapshot of the store at `path`, and its pin (None when unpinned: the
-    directory is read-only, or cannot hold hard links). The caller removes the pin with
-    `release` after closing the snapshot."""
+def open_snapshot(path: Path) -> tuple[Engine, Path | None, Signature | None]:
+    """A read-only snapshot of the store at `path`, its pin (None when unpinned: the
+    directory is read-only, or cannot hold hard links) and the signature of the publication
+    it holds (as `store_signature` gave it then; None for a store without publications).
+    The caller removes the pin with `release` after closing the snapshot."""
     for attempt in range(_SNAPSHOT_ATTEMPTS):
         try:
             return _pinned(path)
@@ -200,7 +207,9 @@ def open_snapshot(path: Path) -> tuple[Engine, Path | None]:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _pin_published(path: Path, root: Path) -> tuple[Engine, Path | None] | None:
+def _pin_published(
+    path: Path, root: Path
+) -> tuple[Engine, Path | None, Signature | None] | None:
     """The newest publication in `root`, pinned (None when the store has none).
 
     Every file of the publication is hard-linked into a new pin; if its name is gone once
@@ -213,13 +222,14 @@ def _pin_published(path: Path, root: Path) -> tuple[Engine, Path | None] | None:
     if newest is None:
         return None
     published, before = newest
+    signature = _published_signature(published, before)
     pin = path / READERS_DIR / f"{os.getpid()}-{next(_PIN_NUMBERS)}"
     try:
         pin.mkdir(parents=True)
     except OSError as exc:
         if vanished(exc):
             raise
-        return Engine.read_only(published), None  # read-only media: nobody removes it
+        return Engine.read_only(published), None, signature  # read-only media: unpinned
     try:
         for entry in os.scandir(published):
             if _STORE_FILES.fullmatch(entry.name) or _DATA_FILES.fullmatch(entry.name):
@@ -232,16 +242,16 @@ def _pin_published(path: Path, root: Path) -> tuple[Engine, Path | None] | None:
         raise  # lost the race with the writer's removal: the newer one, next attempt
     except OSError:
         shutil.rmtree(pin, ignore_errors=True)
-        return Engine.read_only(published), None  # no hard links here: unpinned
+        return Engine.read_only(published), None, signature  # no hard links: unpinned
     try:
         engine = Engine.read_only(pin)
     except (OSError, RuntimeError):
         shutil.rmtree(pin, ignore_errors=True)
         raise
-    return engine, pin
+    return engine, pin, signature
 
 
-def _pinned(path: Path) -> tuple[Engine, Path | None]:
+def _pinned(path: Path) -> tuple[Engine, Path | None, Signature | None]:
     """A read-only snapshot of the newest publication, pinned (see the module docstring);
     for a store without one, a pinned checkpoint of its live files, as below.
 
@@ -266,7 +276,7 @@ def _pinned(path: Path) -> tuple[Engine, Path | None]:
     except OSError as exc:
         if vanished(exc):
             raise
-        return Engine.read_only(path), None  # read-only: unpinned
+        return Engine.read_only(path), None, None  # read-only: unpinned
     try:
         _link_store_files(path, links, _DATA_FILES)
         _link_store_files(path, links, _STORE_FILES)
@@ -282,10 +292,10 @@ def _pinned(path: Path) -> tuple[Engine, Path | None]:
         shutil.rmtree(links, ignore_errors=True)
         if isinstance(exc, RuntimeError) or _lost_race(exc):
             raise
-        return Engine.read_only(path), None  # no hard links: unpinned
+        return Engine.read_only(path), None, None  # no hard links: unpinned
     try:
         engine = Engine.read_only(pin)
     except (OSError, RuntimeError):
         shutil.rmtree(pin, ignore_errors=True)
         raise
-    return engine, pin
+    return engine, pin, None

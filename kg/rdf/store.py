@@ -60,6 +60,7 @@ class GraphStore:
         self._journal_present: bool | None = None  # read-only: a crashed batch's journal
         self._keeps_merge: bool | None = None  # see keeps_merge
         self._writes = 0  # writes in progress, nested (see _committing)
+        self._signature: snapshots.Signature | None = None  # the publication read (see open)
 
     @classmethod
     def memory(cls) -> GraphStore:
@@ -77,9 +78,9 @@ class GraphStore:
                     f"no kg store at {path}: build one with `kg --store {path} ingest FILES`"
                 )
             stamp.check(path)
-            engine, pin = snapshots.open_snapshot(path)
+            engine, pin, signature = snapshots.open_snapshot(path)
             snapshot = cls(engine, path, True)
-            snapshot._pin = pin
+            snapshot._pin, snapshot._signature = pin, signature
             return snapshot
         if path.exists() and not path.is_dir():
             raise StoreError(f"{path} is a file, not a store directory; pick another --store path")
@@ -155,6 +156,7 @@ class GraphStore:
         fresh = GraphStore.open(self.path, read_only=True)
         old_pin = self._pin
         self._engine, self._pin, fresh._pin = fresh._engine, fresh._pin, None
+        self._signature = fresh._signature
         self._journal_present = None
         if old_pin is not None:
             snapshots.release(old_pin)
@@ -184,6 +186,14 @@ class GraphStore:
     def __len__(self) -> int:
         """The number of quads in all graphs."""
         return len(self._engine)
+
+    def signature(self) -> snapshots.Signature:
+        """What changes exactly when the data changes (kg.rdf.snapshots.store_signature):
+        for a snapshot of a publication, that publication's, whatever the writer has
+        published since; else the store directory's now (empty for a memory store)."""
+        if self._signature is not None:
+            return self._signature
+        return () if self.path is None else snapshots.store_signature(self.path)
 
     def version(self) -> int | None:
         """The version of kg's mapping and layout that wrote the store (kg.rdf.stamp);
