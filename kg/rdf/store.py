@@ -277,9 +277,14 @@ class GraphStore:
             removed += 1
         return removed
 
+    @staticmethod
+    def part_count(quads: int) -> int:
+        """How many parts a batch of `quads` is best written in (see `write_batch`)."""
+        return journal.part_count(quads)
+
     def write_batch(
         self,
-        nquads: bytes,
+        nquads: bytes | list[bytes],
         graphs: Iterable[str],
         replace: Iterable[str] = (),
         shared: Iterable[str] = (),
@@ -290,6 +295,9 @@ class GraphStore:
         are set-merged. Every triple also goes into the default graph, which stays the merge
         of all graphs. See kg.rdf.journal for why this is crash-safe. Readers see the batch
         once it is whole: it is published at its end (after the journal is cleared).
+
+        `nquads` may come in parts (`part_count` says how many pay), loaded side by side,
+        each atomically: a part should hold whole records and the shared triples they state.
         """
         with self._committing():
             journal.write_batch(
