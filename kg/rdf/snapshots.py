@@ -207,6 +207,15 @@ def open_snapshot(path: Path) -> tuple[Engine, Path | None, Signature | None]:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+def _open_pin(pin: Path) -> Engine:
+    """Open a complete pin read-only; removed if it cannot be opened."""
+    try:
+        return Engine.read_only(pin)
+    except (OSError, RuntimeError):
+        shutil.rmtree(pin, ignore_errors=True)
+        raise
+
+
 def _pin_published(
     path: Path, root: Path
 ) -> tuple[Engine, Path | None, Signature | None] | None:
@@ -243,12 +252,7 @@ def _pin_published(
     except OSError:
         shutil.rmtree(pin, ignore_errors=True)
         return Engine.read_only(published), None, signature  # no hard links: unpinned
-    try:
-        engine = Engine.read_only(pin)
-    except (OSError, RuntimeError):
-        shutil.rmtree(pin, ignore_errors=True)
-        raise
-    return engine, pin, signature
+    return _open_pin(pin), pin, signature
 
 
 def _pinned(path: Path) -> tuple[Engine, Path | None, Signature | None]:
@@ -293,9 +297,4 @@ def _pinned(path: Path) -> tuple[Engine, Path | None, Signature | None]:
         if isinstance(exc, RuntimeError) or _lost_race(exc):
             raise
         return Engine.read_only(path), None, None  # no hard links: unpinned
-    try:
-        engine = Engine.read_only(pin)
-    except (OSError, RuntimeError):
-        shutil.rmtree(pin, ignore_errors=True)
-        raise
-    return engine, pin, None
+    return _open_pin(pin), pin, None
