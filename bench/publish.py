@@ -1,6 +1,6 @@
 """What publishing costs (issue 35): kg ingest with and without its publications, side by side.
 
-    python bench/publish.py [--records 20000] [--batch-size 1000] [--rounds 1] [--work DIR]
+    python bench/publish.py [--records 20000] [--batch-size 1000] [--rounds 1] [--one-load]
 
 The writer publishes a checkpoint of its store at the end of each whole write (an ingest
 batch, a recovery), and readers open only the newest publication (kg.rdf.snapshots). This
@@ -15,7 +15,9 @@ store in child processes, alternately with publishing off (`kg.rdf.snapshots.PUB
   tables the writer compacted away since, its copied manifest and log), the largest and
   the last; and the store's bytes on disk at the end, off and on.
 
-The disk measurement after each publication is not counted in the wall time.
+The disk measurement before each publication is not counted in the wall time. With
+`--one-load`, a third variant (publishing on, each batch in one bulk load, as before the
+parts came back: `kg.rdf.journal.LOAD_THREADS = 1`) gives what loading in parts gains.
 """
 
 from __future__ import annotations
@@ -48,14 +50,16 @@ def extra_bytes(store: Path, publication: Path) -> int:
     return total
 
 
-def run(records: Path, store: Path, batch_size: int, publishing: bool) -> dict[str, Any]:
+def run(records: Path, store: Path, batch_size: int, variant: str) -> dict[str, Any]:
     from kg.ingest.identity import Iris
     from kg.ingest.ingestor import Ingestor
-    from kg.rdf import snapshots
+    from kg.rdf import journal, snapshots
     from kg.rdf.stamp import size_on_disk
     from kg.rdf.store import GraphStore
 
-    snapshots.PUBLISHING = publishing
+    snapshots.PUBLISHING = variant != "off"
+    if variant == "one":  # each batch in one bulk load, as before the parts came back
+        journal.LOAD_THREADS = 1
     original = snapshots.publish
     took: list[float] = []
     extra: list[int] = []
@@ -115,11 +119,16 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=1_000)
     parser.add_argument("--rounds", type=int, default=1, help="off/on pairs, alternated")
     parser.add_argument("--work", type=Path, default=None)
+    parser.add_argument(
+        "--one-load",
+        action="store_true",
+        help="also a third variant: publishing on, each batch in one bulk load (no parts)",
+    )
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         records, store, batch, on = args.child
-        print(json.dumps(run(Path(records), Path(store), int(batch), on == "on")))
+        print(json.dumps(run(Path(records), Path(store), int(batch), on)))
         return
 
     from kg.testing.records import records as generate
@@ -130,9 +139,10 @@ def main() -> None:
     with open(data, "w", encoding="utf-8") as f:
         for rec in generate(args.records, seed=1):
             f.write(json.dumps(rec) + "\n")
-    results: dict[str, list[dict[str, Any]]] = {"off": [], "on": []}
+    variants = ("off", "on", "one") if args.one_load else ("off", "on")
+    results: dict[str, list[dict[str, Any]]] = {v: [] for v in variants}
     for n in range(args.rounds):
-        for variant in ("off", "on"):
+        for variant in variants:
             store = work / f"store-{variant}-{n}"
             results[variant].append(child(str(data), str(store), str(args.batch_size), variant))
             subprocess.run(["rm", "-rf", str(store)], check=True)
@@ -157,6 +167,12 @@ def main() -> None:
         f"at the end {extra[-1] / 1e6:.1f} MB; store on disk at the end: off "
         f"{results['off'][0]['store_bytes'] / 1e6:.1f} MB, on {best['store_bytes'] / 1e6:.1f} MB"
     )
+    if "one" in results:
+        one = min(r["seconds"] for r in results["one"])
+        print(
+            f"each batch in one bulk load (publishing on) {one:.1f} s; in parts, one per core "
+            f"(publishing on) {on:.1f} s: parts/one {on / one:.3f}"
+        )
 
 
 if __name__ == "__main__":
