@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from kg.errors import StoreError
 from kg.export.exporter import export
 from kg.ingest.ingestor import ingest
+from kg.rdf import journal
 from kg.rdf.merge import MERGE_ONLY_MARK
 from kg.rdf.results import SelectResult
 from kg.rdf.stamp import STORE_VERSION, VERSION_FILE
@@ -267,6 +268,47 @@ def test_any_order_of_writes_converges_to_the_merge(ops: list[Any]) -> None:
         _write(fresh, graph, triples, False)
     assert sorted(store.merge_ntriples()) == sorted(fresh.merge_ntriples())
     assert sorted(store.quads_nquads()) == sorted(fresh.quads_nquads())
+
+
+def _load_in_many_parts(patch: pytest.MonkeyPatch) -> None:
+    """Make the ingest write every batch it can in three parts loaded side by side."""
+    patch.setattr(journal, "LEAST_PART_QUADS", 1)
+    patch.setattr(journal, "LOAD_THREADS", 3)
+
+
+def test_a_batch_loaded_in_parts_stores_what_one_load_stores(tmp_path: Path) -> None:
+    """The same 60 generated records, ingested with every batch in one bulk load and cut
+    into three parts loaded side by side: the same named graphs and the same merge."""
+    data = tmp_path / "r.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in records(60, seed=9)))
+    dumps = []
+    for parts in (1, 3):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("SOURCE_DATE_EPOCH", "1767225600")  # the same ingest time in both
+            patch.setattr(journal, "LOAD_THREADS", 1)
+            if parts > 1:
+                _load_in_many_parts(patch)
+            store = GraphStore.open(tmp_path / f"store-{parts}")
+            ingest(store, [str(data)], base_iri=BASE, batch_size=7)
+            dumps.append((sorted(store.quads_nquads()), sorted(store.merge_ntriples())))
+            assert not store.pending_graphs()
+            store.close()
+    assert dumps[0] == dumps[1]
+    assert len(dumps[0][0]) > 5_000 and len(dumps[0][1]) > 5_000
+
+
+def test_a_bad_line_in_one_part_leaves_no_part_of_the_batch(tmp_path: Path) -> None:
+    """The parse error is in the last part; the part before it loaded. All of the batch
+    must go again, from its graphs and from the merge, and what was there stays."""
+    store = GraphStore.open(tmp_path / "s")
+    _write(store, GRAPHS[0], frozenset(POOL[:2]), False)
+    before = (sorted(store.quads_nquads()), sorted(store.merge_ntriples()))
+    first, second = ("".join(f"{t} <{g}> .\n" for t in POOL) for g in GRAPHS[1:])
+    with pytest.raises(StoreError, match="did not parse"):
+        store.write_batch([first.encode(), (second + "<broken line\n").encode()], GRAPHS[1:])
+    assert (sorted(store.quads_nquads()), sorted(store.merge_ntriples())) == before
+    assert not store.pending_graphs()
+    store.close()
 
 
 def test_a_bad_line_leaves_no_part_of_the_batch(tmp_path: Path) -> None:

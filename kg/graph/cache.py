@@ -21,8 +21,9 @@ what it built into `<store>/.kg-cache/`, and later calls, in any process, load i
 * `order-v<version>.npy`: each paper's place (a row of the matrix) in the order of the
   pages' lists, newest first (kg.graph.lists), written the first time a list is asked for.
 
-The cache is keyed to the store's content: the names, sizes and modification times of its
-files (`kg.rdf.snapshots.store_signature`), which any write changes (a read does not). A record
+The cache is keyed to the store's content: the publication a snapshot reads, or the names,
+sizes and modification times of the files of a store without publications
+(`GraphStore.signature`, kg.rdf.snapshots), which any write changes (a read does not). A record
 ingested since makes the key differ, and the cache is rebuilt lazily, on the next question,
 from the store; ingest knows nothing of it (imports point downward). A subset of relations
 (`--by methods`) is cut out of the full matrix, giving exactly the matrix
@@ -58,7 +59,6 @@ from kg.graph.relations import ALL, relation_names
 from kg.graph.similarity import SimilarityIndex, metric_named
 from kg.graph.suggest import VERSION as SUGGEST_VERSION
 from kg.graph.suggest import Model, Trained, Votes, read_text, train
-from kg.rdf.snapshots import store_signature
 from kg.rdf.store import GraphStore
 
 CACHE_DIR = ".kg-cache"
@@ -71,7 +71,7 @@ def content_key(store: GraphStore) -> str | None:
     """A key that changes with any write to the store (None for a memory store)."""
     if store.path is None:
         return None
-    signature = store_signature(Path(store.path))
+    signature = store.signature()  # the version this snapshot holds, not a newer one
     if not signature:
         return None
     text = json.dumps([FORMAT, signature])

@@ -328,20 +328,35 @@ class Ingestor:
                 WrittenBatch([u.mapped for u in writes], replace, dict(self.papers.last_renames))
             )
 
-    def _batch_nquads(self, writes: list[_Unit]) -> tuple[bytes, int]:
-        """The batch as N-Quads, each shared-entity triple once (and not again if an earlier
-        batch of this run wrote it: the entities graph is set-merged), and how many quads."""
-        own = "".join(
-            f" <{u.mapped.graph}> .\n".join(u.mapped.triples) + f" <{u.mapped.graph}> .\n"
-            for u in writes
-        )
+    def _batch_nquads(self, writes: list[_Unit]) -> tuple[list[bytes], int]:
+        """The batch as N-Quads in the parts the store loads side by side (one per core,
+        `GraphStore.part_count`): whole records each, with the shared-entity triples they
+        state (once per part, and not again if an earlier batch of this run wrote them: the
+        entities graph is set-merged), and how many quads the batch writes. Readers see
+        the batch only once all its parts are in (the store publishes it whole)."""
         done = self._shared_written
-        shared = [
-            t for t in dict.fromkeys(t for u in writes for t in u.mapped.shared) if t not in done
-        ]
         e = f" <{self._entities}> .\n"
-        quads = sum(len(u.mapped.triples) for u in writes) + len(shared)
-        return (own + (e.join(shared) + e if shared else "")).encode("utf-8"), quads
+        own_quads = sum(len(u.mapped.triples) for u in writes)
+        count = self.store.part_count(own_quads)
+        parts: list[bytes] = []
+        shared_quads: set[str] = set()
+        start, target, so_far = 0, max(1, own_quads) / count, 0
+        for end, unit in enumerate(writes, 1):
+            so_far += len(unit.mapped.triples)
+            if end < len(writes) and so_far < target * (len(parts) + 1):
+                continue
+            group = writes[start:end]
+            start = end
+            own = "".join(
+                f" <{u.mapped.graph}> .\n".join(u.mapped.triples) + f" <{u.mapped.graph}> .\n"
+                for u in group
+            )
+            shared = [
+                t for t in dict.fromkeys(t for u in group for t in u.mapped.shared) if t not in done
+            ]
+            shared_quads.update(shared)
+            parts.append((own + (e.join(shared) + e if shared else "")).encode("utf-8"))
+        return parts, own_quads + len(shared_quads)
 
     def _remember_shared(self, writes: list[_Unit]) -> None:
         if len(self._shared_written) > _SHARED_MEMORY:  # bounded: forgetting only re-sends

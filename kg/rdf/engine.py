@@ -173,6 +173,12 @@ class Engine:
         live.backup(str(into))
         del live
 
+    def backup(self, into: Path) -> None:
+        """Write a checkpoint of this open store (what its committed transactions hold)
+        into the new directory `into`: hard links to its table files where it can, with
+        the memtables flushed first (RocksDB's checkpoint)."""
+        self._store.backup(str(into))
+
     def __len__(self) -> int:
         """The number of quads in all graphs (the journal and the default graph too)."""
         return len(self._store)

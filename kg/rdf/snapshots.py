@@ -1,16 +1,31 @@
-"""Read-only snapshots beside a writer: pinned checkpoints, and the signature of a store.
+"""Read-only snapshots beside a writer: publications, pinned checkpoints, and the signature
+of a store.
 
-A plain read-only open reads its table files lazily, so a writer beside it that compacts
-(an ingest) can delete a file the snapshot still needs: its queries then fail, and an
-aggregate over the failing scan grows without bound (pyoxigraph 0.5 collects the same error
-forever; it took 23 GB). Pinning checkpoints the snapshot into `<store>/.kg-readers/<pid>-<n>`:
-hard links (milliseconds, no copy) that the writer cannot delete. The pin is removed on
-close, or by the next opener if this process died.
+Readers see whole writes only, by construction. At the end of each whole write (an ingest
+batch with its merge and cleared journal, a recovery, an update, a rename...) the writer
+publishes a checkpoint of its open store into `<store>/.kg-published/<generation>`
+(`publish`: hard links, written under a temporary name and renamed, so a half-made
+publication is never seen), and removes the older ones. Readers open the newest
+publication (`open_snapshot`), never the live files, so whatever the writer is doing
+between two publications (a batch loaded in several steps) is invisible to them.
+
+A plain read-only open reads its table files lazily, so a writer beside it can delete a
+file the snapshot still needs (a compaction, or the removal of an older publication): its
+queries then fail, and an aggregate over the failing scan grows without bound (pyoxigraph
+0.5 collects the same error forever; it took 23 GB). Pinning hard-links the snapshot's
+files into `<store>/.kg-readers/<pid>-<n>` (milliseconds, no copy), which the writer cannot
+delete. The pin is removed on close, or by the next opener if this process died. Removing
+a publication therefore never breaks a reader that pinned it: its files live on through
+the pin's links.
+
+A store with no publication (written by an older kg, or on read-only media) is read as
+before: a pin of the live files.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import itertools
 import os
 import re
@@ -23,6 +38,11 @@ from kg.rdf.engine import Engine
 
 #: Where read-only snapshots pin their files (see `open_snapshot`).
 READERS_DIR = ".kg-readers"
+#: Where the writer publishes the checkpoints readers open (see `publish`).
+PUBLISHED_DIR = ".kg-published"
+#: Whether writers publish (bench/publish.py turns it off to measure what it costs; a
+#: store written so is read from its live files, or from an older, stale publication).
+PUBLISHING = True
 _PIN_NUMBERS = itertools.count()
 #: How often opening a snapshot is tried while a writer deletes the files being linked.
 _SNAPSHOT_ATTEMPTS = 10
@@ -64,12 +84,89 @@ def _link_store_files(path: Path, into: Path, names: re.Pattern[str]) -> None:
                     os.link(entry.path, into / entry.name)
 
 
-def store_signature(path: Path) -> tuple[tuple[str, int, int], ...]:
-    """Names, sizes and modification times of a store directory's files: any write changes it.
+# --- publications (the writer's side) ------------------------------------------------------
+
+
+def _generation(name: str) -> int | None:
+    return int(name) if name.isdigit() else None
+
+
+def _publications(root: Path) -> list[int]:
+    """The generations of the complete publications in `root`, oldest first."""
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return []
+    return sorted(g for g in map(_generation, names) if g is not None)
+
+
+def publish(engine: Engine, path: Path) -> Path:
+    """Publish the committed state of the writer's open store `engine` (at `path`) as the
+    newest generation, and remove the older publications and any a killed writer left half
+    made. Only the writer calls this (it holds the store's lock). Returns the publication.
+
+    The checkpoint is written under a temporary name and renamed: a reader sees a whole
+    publication or none. An older one is renamed out of the way before its files are
+    removed, so a reader still linking its files notices (the name is gone) and pins the
+    newer one instead (see `_pin_published`).
+    """
+    root = path / PUBLISHED_DIR
+    root.mkdir(exist_ok=True)
+    generations = _publications(root)
+    generation = (generations[-1] if generations else 0) + 1
+    making = root / f".new-{generation}-{os.getpid()}"
+    shutil.rmtree(making, ignore_errors=True)
+    engine.backup(making)
+    published = root / f"{generation:012d}"
+    os.rename(making, published)
+    for entry in os.scandir(root):
+        if entry.name == published.name:
+            continue
+        old = Path(entry.path)
+        if _generation(entry.name) is not None:
+            gone = root / f".gone-{entry.name}-{os.getpid()}"
+            with contextlib.suppress(FileNotFoundError):
+                os.rename(old, gone)
+            old = gone
+        shutil.rmtree(old, ignore_errors=True)  # a .new- or .gone- a killed writer left
+    return published
+
+
+# --- the signature ---------------------------------------------------------------------------
+
+
+def _newest(root: Path) -> tuple[Path, os.stat_result] | None:
+    """The newest complete publication in `root` and its directory's status, or None."""
+    for _ in range(_SNAPSHOT_ATTEMPTS):
+        generations = _publications(root)
+        if not generations:
+            return None
+        newest = root / f"{generations[-1]:012d}"
+        try:
+            return newest, os.stat(newest)
+        except FileNotFoundError:
+            continue  # removed meanwhile: a newer one exists
+    return None
+
+
+Signature = tuple[tuple[str, int, int], ...]
+
+
+def _published_signature(where: Path, st: os.stat_result) -> Signature:
+    return ((f"{PUBLISHED_DIR}/{where.name}", st.st_ino, st.st_mtime_ns),)
+
+
+def store_signature(path: Path) -> Signature:
+    """What changes exactly when readers would see new data: the newest publication (its
+    name, inode and time), or for a store without publications the names, sizes and
+    modification times of its files (any write changes them).
 
     The server's workers reopen their snapshots when it moves on, and kg.graph.cache keys
     its persisted matrices to it. Subdirectories (snapshot pins, caches) do not count.
     """
+    newest = _newest(path / PUBLISHED_DIR)
+    if newest is not None:
+        return _published_signature(*newest)
     out = []
     try:
         for entry in os.scandir(path):
@@ -92,10 +189,11 @@ def _lost_race(exc: BaseException) -> bool:
     return vanished(exc) or READERS_DIR in str(exc)
 
 
-def open_snapshot(path: Path) -> tuple[Engine, Path | None]:
-    """A read-only snapshot of the store at `path`, and its pin (None when unpinned: the
-    directory is read-only, or cannot hold hard links). The caller removes the pin with
-    `release` after closing the snapshot."""
+def open_snapshot(path: Path) -> tuple[Engine, Path | None, Signature | None]:
+    """A read-only snapshot of the store at `path`, its pin (None when unpinned: the
+    directory is read-only, or cannot hold hard links) and the signature of the publication
+    it holds (as `store_signature` gave it then; None for a store without publications).
+    The caller removes the pin with `release` after closing the snapshot."""
     for attempt in range(_SNAPSHOT_ATTEMPTS):
         try:
             return _pinned(path)
@@ -109,8 +207,57 @@ def open_snapshot(path: Path) -> tuple[Engine, Path | None]:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _pinned(path: Path) -> tuple[Engine, Path | None]:
-    """A read-only snapshot, pinned when the directory is writable (see the module docstring).
+def _open_pin(pin: Path) -> Engine:
+    """Open a complete pin read-only; removed if it cannot be opened."""
+    try:
+        return Engine.read_only(pin)
+    except (OSError, RuntimeError):
+        shutil.rmtree(pin, ignore_errors=True)
+        raise
+
+
+def _pin_published(
+    path: Path, root: Path
+) -> tuple[Engine, Path | None, Signature | None] | None:
+    """The newest publication in `root`, pinned (None when the store has none).
+
+    Every file of the publication is hard-linked into a new pin; if its name is gone once
+    they are (the writer published a newer one and removed this one meanwhile), a file may
+    have been missed, and FileNotFoundError makes `open_snapshot` try again with the
+    newer one. The writer never changes a publication's files, only removes them, so a
+    complete set of links is a frozen, whole version.
+    """
+    newest = _newest(root)
+    if newest is None:
+        return None
+    published, before = newest
+    signature = _published_signature(published, before)
+    pin = path / READERS_DIR / f"{os.getpid()}-{next(_PIN_NUMBERS)}"
+    try:
+        pin.mkdir(parents=True)
+    except OSError as exc:
+        if vanished(exc):
+            raise
+        return Engine.read_only(published), None, signature  # read-only media: unpinned
+    try:
+        for entry in os.scandir(published):
+            if _STORE_FILES.fullmatch(entry.name) or _DATA_FILES.fullmatch(entry.name):
+                os.link(entry.path, pin / entry.name)
+        after = os.stat(published)
+        if (after.st_ino, after.st_dev) != (before.st_ino, before.st_dev):
+            raise FileNotFoundError(errno.ENOENT, "No such file or directory", str(published))
+    except FileNotFoundError:
+        shutil.rmtree(pin, ignore_errors=True)
+        raise  # lost the race with the writer's removal: the newer one, next attempt
+    except OSError:
+        shutil.rmtree(pin, ignore_errors=True)
+        return Engine.read_only(published), None, signature  # no hard links: unpinned
+    return _open_pin(pin), pin, signature
+
+
+def _pinned(path: Path) -> tuple[Engine, Path | None, Signature | None]:
+    """A read-only snapshot of the newest publication, pinned (see the module docstring);
+    for a store without one, a pinned checkpoint of its live files, as below.
 
     The checkpoint is taken from a second directory of hard links to the store's files,
     with a copy of the manifest, not from the store itself: the writer cannot delete
@@ -123,6 +270,9 @@ def _pinned(path: Path) -> tuple[Engine, Path | None]:
     version (a log cut mid-record is replayed up to its last whole transaction).
     """
     remove_stale_pins(path)
+    published = _pin_published(path, path / PUBLISHED_DIR)
+    if published is not None:
+        return published
     pin = path / READERS_DIR / f"{os.getpid()}-{next(_PIN_NUMBERS)}"
     links = pin.with_name(pin.name + ".links")
     try:
@@ -130,7 +280,7 @@ def _pinned(path: Path) -> tuple[Engine, Path | None]:
     except OSError as exc:
         if vanished(exc):
             raise
-        return Engine.read_only(path), None  # read-only: unpinned
+        return Engine.read_only(path), None, None  # read-only: unpinned
     try:
         _link_store_files(path, links, _DATA_FILES)
         _link_store_files(path, links, _STORE_FILES)
@@ -146,10 +296,5 @@ def _pinned(path: Path) -> tuple[Engine, Path | None]:
         shutil.rmtree(links, ignore_errors=True)
         if isinstance(exc, RuntimeError) or _lost_race(exc):
             raise
-        return Engine.read_only(path), None  # no hard links: unpinned
-    try:
-        engine = Engine.read_only(pin)
-    except (OSError, RuntimeError):
-        shutil.rmtree(pin, ignore_errors=True)
-        raise
-    return engine, pin
+        return Engine.read_only(path), None, None  # no hard links: unpinned
+    return _open_pin(pin), pin, None

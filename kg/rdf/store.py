@@ -6,11 +6,13 @@ one module that imports pyoxigraph):
 
 - kg.rdf.merge: the default graph holds the merge of the named graphs, each triple once;
 - kg.rdf.journal: writes are journalled, and a writer recovers what a crash cut short;
-- kg.rdf.snapshots: readers beside a writer open pinned read-only snapshots.
+- kg.rdf.snapshots: the writer publishes a checkpoint at the end of each whole write, and
+  readers beside it open the newest one, pinned: they see whole writes only.
 """
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import shutil
@@ -57,6 +59,8 @@ class GraphStore:
         self._pin: Path | None = None  # the checkpoint a pinned snapshot reads (see open)
         self._journal_present: bool | None = None  # read-only: a crashed batch's journal
         self._keeps_merge: bool | None = None  # see keeps_merge
+        self._writes = 0  # writes in progress, nested (see _committing)
+        self._signature: snapshots.Signature | None = None  # the publication read (see open)
 
     @classmethod
     def memory(cls) -> GraphStore:
@@ -74,9 +78,9 @@ class GraphStore:
                     f"no kg store at {path}: build one with `kg --store {path} ingest FILES`"
                 )
             stamp.check(path)
-            engine, pin = snapshots.open_snapshot(path)
+            engine, pin, signature = snapshots.open_snapshot(path)
             snapshot = cls(engine, path, True)
-            snapshot._pin = pin
+            snapshot._pin, snapshot._signature = pin, signature
             return snapshot
         if path.exists() and not path.is_dir():
             raise StoreError(f"{path} is a file, not a store directory; pick another --store path")
@@ -100,7 +104,8 @@ class GraphStore:
             raise StoreError(f"cannot open the store at {path}: {exc}") from None
         if fresh:
             merge.mark_merge_only(path)
-        store.recover()
+        store.recover()  # publishes what it leaves (or what a killed writer wrote after
+        # its last publication) before any reader of this writer's time opens the store
         store.remove_orphan_bulk_files()
         snapshots.remove_stale_pins(path)
         return store
@@ -151,6 +156,7 @@ class GraphStore:
         fresh = GraphStore.open(self.path, read_only=True)
         old_pin = self._pin
         self._engine, self._pin, fresh._pin = fresh._engine, fresh._pin, None
+        self._signature = fresh._signature
         self._journal_present = None
         if old_pin is not None:
             snapshots.release(old_pin)
@@ -181,6 +187,14 @@ class GraphStore:
         """The number of quads in all graphs."""
         return len(self._engine)
 
+    def signature(self) -> snapshots.Signature:
+        """What changes exactly when the data changes (kg.rdf.snapshots.store_signature):
+        for a snapshot of a publication, that publication's, whatever the writer has
+        published since; else the store directory's now (empty for a memory store)."""
+        if self._signature is not None:
+            return self._signature
+        return () if self.path is None else snapshots.store_signature(self.path)
+
     def version(self) -> int | None:
         """The version of kg's mapping and layout that wrote the store (kg.rdf.stamp);
         None for a memory store."""
@@ -191,6 +205,33 @@ class GraphStore:
         return None if self.path is None else stamp.size_on_disk(self.path)
 
     # -- writing ---------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def _committing(self) -> Iterator[None]:
+        """Around each write that leaves the store whole: when the outermost one ends well,
+        publish the store for readers (kg.rdf.snapshots.publish). A write that fails
+        publishes nothing: readers keep the last whole version, and the next writer
+        recovers and publishes."""
+        self._writes += 1
+        try:
+            yield
+        finally:
+            self._writes -= 1
+        if self._writes == 0 and self.path is not None and not self.read_only:
+            self.publish()
+
+    def publish(self) -> None:
+        """Publish what the store holds now as the version readers open (see
+        kg.rdf.snapshots): the writer does it at the end of every write it makes."""
+        if self.path is None or not snapshots.PUBLISHING:
+            return
+        try:
+            snapshots.publish(self._writable(), self.path)
+        except (OSError, RuntimeError) as exc:
+            raise StoreError(
+                f"cannot publish the store at {self.path} for its readers ({exc}); "
+                "the write itself is stored, and the next writer publishes it"
+            ) from None
+
     def _writable(self) -> Engine:
         if self.read_only:
             raise StoreError("this store was opened read-only")
@@ -199,9 +240,10 @@ class GraphStore:
     def recover(self) -> int:
         """Undo the batch a crash left half-written (see kg.rdf.journal). Returns how
         many graphs it dropped."""
-        return journal.recover(
-            self._writable(), keeps_merge=self.keeps_merge, rebuild_merge=self.rebuild_merge
-        )
+        with self._committing():
+            return journal.recover(
+                self._writable(), keeps_merge=self.keeps_merge, rebuild_merge=self.rebuild_merge
+            )
 
     def keeps_merge(self) -> bool:
         """Whether the default graph holds the merge of the named graphs: false only for a
@@ -214,8 +256,9 @@ class GraphStore:
         """Fill the default graph with the merge of every named graph (not the journal), in
         bulk: for a store written before kg kept the merge, and after a bulk import. The
         journal marks it in flight, so a crash makes the next writer run it again."""
-        journal.rebuild_merge(self._writable())
-        self._keeps_merge = True
+        with self._committing():
+            journal.rebuild_merge(self._writable())
+            self._keeps_merge = True
 
     def remove_orphan_bulk_files(self) -> int:
         """Delete the `bulk-*.sst` files a killed bulk load left behind. Returns how many.
@@ -234,9 +277,14 @@ class GraphStore:
             removed += 1
         return removed
 
+    @staticmethod
+    def part_count(quads: int) -> int:
+        """How many parts a batch of `quads` is best written in (see `write_batch`)."""
+        return journal.part_count(quads)
+
     def write_batch(
         self,
-        nquads: bytes,
+        nquads: bytes | list[bytes],
         graphs: Iterable[str],
         replace: Iterable[str] = (),
         shared: Iterable[str] = (),
@@ -245,17 +293,22 @@ class GraphStore:
 
         `nquads` may also hold triples for the `shared` graphs (the entities graph); those
         are set-merged. Every triple also goes into the default graph, which stays the merge
-        of all graphs. See kg.rdf.journal for why this is crash-safe.
+        of all graphs. See kg.rdf.journal for why this is crash-safe. Readers see the batch
+        once it is whole: it is published at its end (after the journal is cleared).
+
+        `nquads` may come in parts (`part_count` says how many pay), loaded side by side,
+        each atomically: a part should hold whole records and the shared triples they state.
         """
-        journal.write_batch(
-            self._writable(),
-            nquads,
-            graphs,
-            replace,
-            shared,
-            recover=self.recover,
-            where=self.path,
-        )
+        with self._committing():
+            journal.write_batch(
+                self._writable(),
+                nquads,
+                graphs,
+                replace,
+                shared,
+                recover=self.recover,
+                where=self.path,
+            )
 
     def load(
         self,
@@ -272,41 +325,46 @@ class GraphStore:
         engine = self._writable()
         if parsed.states_default:
             merge.may_state_own_default(self.path)
-        engine.extend(parsed)
+        with self._committing():
+            engine.extend(parsed)
 
     def bulk_load(self, data: bytes, fmt: str) -> None:
         """Load RDF in any format with Oxigraph's bulk loader: several times faster than
         `load`, but not atomic, so only for a fresh store (re-importing an export). The
         default graph's merge is rebuilt afterwards."""
-        engine = self._writable()
-        had_default = engine.default_graph_is_nonempty()
-        try:
-            engine.bulk_load(data, fmt)
-        finally:
-            if had_default or engine.default_graph_is_nonempty():
-                # the data may state triples of the default graph
-                merge.may_state_own_default(self.path)
-        if supports_datasets(fmt):
-            self.rebuild_merge()
+        with self._committing():
+            engine = self._writable()
+            had_default = engine.default_graph_is_nonempty()
+            try:
+                engine.bulk_load(data, fmt)
+            finally:
+                if had_default or engine.default_graph_is_nonempty():
+                    # the data may state triples of the default graph
+                    merge.may_state_own_default(self.path)
+            if supports_datasets(fmt):
+                self.rebuild_merge()
 
     def remove_graph(self, graph: str) -> None:
         """Drop a named graph; its triples leave the default graph unless another graph
         still states them (one transaction)."""
-        self._writable().update(journal.retraction([graph], journal=False))
+        with self._committing():
+            self._writable().update(journal.retraction([graph], journal=False))
 
     def update(self, sparql: str) -> None:
         """Run a SPARQL update; in the same transaction, what it inserted into named graphs
         joins the default graph's merge (a scan of the named graphs). What it deletes from a
         named graph stays in the merge: drop or re-ingest graphs through kg for that."""
-        check_query_text(sparql)
-        merge.may_state_own_default(self.path)
-        self._writable().update(f"{sparql}\n;\n{merge.MERGE_MISSING}")
+        with self._committing():
+            check_query_text(sparql)
+            merge.may_state_own_default(self.path)
+            self._writable().update(f"{sparql}\n;\n{merge.MERGE_MISSING}")
 
     def flush(self) -> None:
         self._writable().flush()
 
     def optimize(self) -> None:
-        self._writable().optimize()
+        with self._committing():
+            self._writable().optimize()
 
     def rename_iris(self, renames: Mapping[str, str]) -> int:
         """Rewrite each `old` IRI to `new` in every graph, in one atomic update.
@@ -315,7 +373,8 @@ class GraphStore:
         it, in the named graphs and in the default graph's merge. Returns how many quads of the
         named graphs were rewritten.
         """
-        return self._writable().rename_iris(renames)
+        with self._committing():
+            return self._writable().rename_iris(renames)
 
     def rebuild(self, into: Path, *, beside: Iterable[str] = ()) -> Compaction:
         """Write a compact copy of the store into the new directory `into`: every quad
@@ -350,6 +409,8 @@ class GraphStore:
             copy = Engine.open(partial)
             copy.bulk_load_nquads_file(dump)
             copy.flush()
+            if snapshots.PUBLISHING:  # its readers open it as any store's
+                snapshots.publish(copy, partial)
             del copy
             dump.unlink()
             if merge.merge_only(self.path):

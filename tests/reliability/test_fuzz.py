@@ -255,7 +255,7 @@ class CountingStore(GraphStore):
 
     loads = 0
 
-    def write_batch(self, nquads: bytes, *args: Any, **kwargs: Any) -> None:
+    def write_batch(self, nquads: bytes | list[bytes], *args: Any, **kwargs: Any) -> None:
         CountingStore.loads += 1
         super().write_batch(nquads, *args, **kwargs)
 

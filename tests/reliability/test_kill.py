@@ -184,6 +184,16 @@ def is_unit(graph: str) -> bool:
     return graph not in (JOURNAL_GRAPH, ENTITIES)
 
 
+def live_journal(store_dir: Path) -> set[str]:
+    """The graphs the journal in the store's live files lists: what a killed writer left in
+    flight. Read from those files with Oxigraph, as `merge_problems` reads them: a reader
+    never sees the journal, as it opens only what the writer published between whole
+    batches (kg.rdf.snapshots)."""
+    store = ox.Store.read_only(str(store_dir))
+    quads = store.quads_for_pattern(None, None, None, ox.NamedNode(JOURNAL_GRAPH))
+    return {q.subject.value for q in quads if isinstance(q.subject, ox.NamedNode)}
+
+
 def in_flight(listed: set[str]) -> set[str]:
     """Of the graphs the journal lists (`GraphStore.pending_graphs`: queries never see the
     journal graph), the unit graphs a batch in flight is loading (the shared entities
@@ -206,10 +216,12 @@ def check_after_kill(
         # is nothing to read, and the next run creates it.
         return {"present": 0, "evaluation_present": 0, "in_flight": 0, "recovered_by_test": False}
     # A reader opens the crashed store before anyone recovers it: it never sees half a
-    # record (each bulk load is one atomic ingestion of its files).
+    # record, nor the batch in flight at all (it reads the last publication, made between
+    # whole batches).
+    listed = live_journal(store_dir)  # in flight, or loaded and not yet merged
+    pending = in_flight(listed)
     with GraphStore.open(store_dir, read_only=True) as reader:
-        listed = reader.pending_graphs()  # in flight, or loaded and not yet merged
-        pending = in_flight(listed)
+        assert not reader.pending_graphs(), "a reader saw a batch in flight"
         settled = []
         for graph, size in graph_sizes(reader).items():
             if is_unit(graph):
