@@ -54,6 +54,7 @@ LONGEST_FIRST = (
     "tests/reliability/test_concurrency.py",
     "tests/reliability/test_fuzz.py",
     "tests/reliability/test_soak.py",
+    "tests/reliability/test_whole_batches.py",
     "tests/test_fidelity.py",
     "tests/test_similarity.py",
     "tests/test_export.py",
