@@ -153,12 +153,14 @@ Signature = tuple[tuple[str, int, int], ...]
 
 
 def _published_signature(where: Path, st: os.stat_result) -> Signature:
-    return ((f"{PUBLISHED_DIR}/{where.name}", st.st_ino, st.st_mtime_ns),)
+    # no inode: a copy of the store that keeps times (`cp -a`, shutil.copytree) keeps its
+    # signature, and with it its caches (kg.graph.cache), as a store without publications does
+    return ((f"{PUBLISHED_DIR}/{where.name}", 0, st.st_mtime_ns),)
 
 
 def store_signature(path: Path) -> Signature:
     """What changes exactly when readers would see new data: the newest publication (its
-    name, inode and time), or for a store without publications the names, sizes and
+    name and time), or for a store without publications the names, sizes and
     modification times of its files (any write changes them).
 
     The server's workers reopen their snapshots when it moves on, and kg.graph.cache keys
