@@ -5,6 +5,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -18,6 +19,12 @@ from typing import Any
 # itself and every process it starts (the files go to __pycache__/, which git ignores).
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 sys.dont_write_bytecode = False
+
+# A shell without job control starts a background command (`bash script &`) with Ctrl-C
+# ignored, and every process the suite starts inherits that: `kg serve` then never sees the
+# SIGINT its tests send and exits 0, not 130. The suite gives Ctrl-C its default meaning back.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 import pytest
 from typer.testing import CliRunner
