@@ -8,6 +8,7 @@ import gzip
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -22,7 +23,7 @@ from kg.errors import QuerySyntaxError, UsageError
 from kg.rdf.results import SelectResult, Term
 from kg.rdf.store import GraphStore
 from kg.search import StoreSearch, rebuild
-from kg.search.index import Index, IndexLock, index_path, normalise
+from kg.search.index import Index, IndexLock, Writer, index_path, normalise
 from kg.search.query import Hit, clauses
 from kg.search.sparql import SERVICE_IRI, expand, find_blocks, uses_search
 from tests.conftest import BASE, ROOT, run
@@ -422,6 +423,39 @@ def test_an_ingest_killed_mid_way_leaves_an_index_that_is_rebuilt(
         rebuild(s, tmp_path / "fresh")
     assert index_docs(store) == index_docs(tmp_path / "fresh")
     assert not list(tmp_path.glob("store/search.new-*"))
+
+
+def test_a_writer_after_one_killed_inside_a_commit_commits(tmp_path: Path) -> None:
+    """kill -9 inside a commit leaves the commit's delete file but not the meta naming it.
+    Seen in the kill test: the next ingest's first commit stopped at FileAlreadyExists."""
+    import tantivy
+
+    killed, landed = tmp_path / "killed", tmp_path / "landed"
+    # one segment (one thread): deleting one of its documents writes a delete file, where
+    # a segment of that document alone would simply be dropped
+    first = Index.create(killed).inner.writer(heap_size=15_000_000, num_threads=1)
+    for key in "xyz":
+        first.add_document(tantivy.Document(key=key, type="paper", label=f"paper {key}"))
+    first.commit()
+    first.wait_merging_threads()
+    del first
+    shutil.copytree(killed, landed)
+    writer = Writer(Index.open(landed), heap=40_000_000)
+    writer.delete(["x"])
+    writer.commit()
+    writer.close()
+    del writer
+    written = {p.name for p in landed.iterdir()} - {p.name for p in killed.iterdir()}
+    orphans = [name for name in written if name.endswith(".del")]
+    assert orphans, written  # the commit wrote a delete file
+    for name in [*orphans, ".managed.json"]:  # the kill: its files, not its meta
+        shutil.copy(landed / name, killed / name)
+    index = Index.open(killed)
+    assert index.doc_count() == 3
+    writer = Writer(index, heap=40_000_000)
+    writer.delete(["x"])
+    writer.commit()
+    assert index.doc_count() == 2
 
 
 def test_reindex(cli: CliRunner, tmp_path: Path, seed_paths: list[Path]) -> None:

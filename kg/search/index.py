@@ -265,6 +265,10 @@ class Writer:
         self.index = index
         self._t = _tantivy()
         self._w = index.inner.writer(heap_size=heap, num_threads=2)
+        # A writer killed inside a commit leaves its files (`SEGMENT.OPSTAMP.del`) but not the
+        # meta that names them; the next writer, starting from the same opstamp, would refuse
+        # to overwrite one ("FileAlreadyExists"). Files no commit names are removed first.
+        self._w.garbage_collect_files()
         self.generation = uuid.uuid4().hex
 
     def _set_state(self, state: str) -> None:
