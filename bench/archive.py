@@ -84,6 +84,7 @@ def child_ingest(
         "kinds": dict(report.kinds),
         "seen_entries": len(seen),
         "seen_mb": seen_bytes / 2**20,
+        "bytes_on_disk": store_bytes(store_path),  # closed, the newest publication included
         **usage(),
     }
 
@@ -141,7 +142,10 @@ def child_bulk_load(nquads: Path, store_path: Path) -> dict[str, Any]:
     seconds = time.perf_counter() - start
     quads = len(store)
     del store
-    return {"seconds": seconds, "store_quads": quads, **usage()}
+    return {
+        "seconds": seconds, "store_quads": quads, "bytes_on_disk": store_bytes(store_path),
+        **usage(),
+    }
 
 
 def store_bytes(path: Path) -> int:
@@ -308,6 +312,11 @@ def main() -> None:
         f"quads/s  CPU {baseline['cpu_seconds']:.0f} s  peak RSS {baseline['peak_rss_mb']:,.0f} MB"
     )
     print(f"ratio     : {figures['ratio_ingest_to_bulk_load']:.2f} (bulk_load's time / kg's)")
+    for name, run in (("kg store", ingest), ("bulk store", baseline)):
+        print(
+            f"{name:10}: {run['bytes_on_disk'] / 2**20:,.0f} MB on disk, "
+            f"{run['bytes_on_disk'] / ingest['stored_quads']:.0f} bytes a stored quad"
+        )
     if mapping:
         print(
             f"map only  : {mapping['seconds']:8.1f} s (reading {mapping['read_seconds']:.1f} s) "
