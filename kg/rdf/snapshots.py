@@ -132,6 +132,39 @@ def publish(engine: Engine, path: Path) -> Path:
     return published
 
 
+#: The share of a store's bytes that its newest publication may hold in tables the writer
+#: has compacted away before a closing writer publishes again (`is_stale`).
+STALE_SHARE = 0.1
+
+
+def is_stale(path: Path) -> bool:
+    """Whether the newest publication holds tables the live store no longer uses (the
+    writer compacted them away since) worth more than STALE_SHARE of the store's bytes.
+
+    Their links keep them on disk until the next publication replaces it. After the last
+    batch of a large ingest nothing does: at archive scale 0.1 they were 643 of 2,365 MB.
+    """
+    newest = _newest(path / PUBLISHED_DIR)
+    if newest is None:
+        return False
+    live, live_bytes = set(), 0
+    for entry in os.scandir(path):
+        if _DATA_FILES.fullmatch(entry.name):
+            with contextlib.suppress(FileNotFoundError):
+                st = entry.stat()
+                live.add(st.st_ino)
+                live_bytes += st.st_size
+    stale = 0
+    with contextlib.suppress(FileNotFoundError):  # replaced meanwhile: nothing to do
+        for entry in os.scandir(newest[0]):
+            if entry.name.endswith(".sst"):
+                with contextlib.suppress(FileNotFoundError):
+                    st = entry.stat()
+                    if st.st_ino not in live:
+                        stale += st.st_size
+    return stale > STALE_SHARE * (live_bytes + stale)
+
+
 # --- the signature ---------------------------------------------------------------------------
 
 

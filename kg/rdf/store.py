@@ -178,6 +178,11 @@ class GraphStore:
     def close(self) -> None:
         if not self.read_only and self.path is not None:
             self._engine.flush()
+            # the last publication again, without the tables compacted away since; never
+            # a write that failed half-way (its journal): readers keep the last whole one
+            whole = self._writes == 0 and not self._engine.has_graph(JOURNAL_GRAPH)
+            if whole and snapshots.PUBLISHING and snapshots.is_stale(self.path):
+                self.publish()
         del self._engine
         if self._pin is not None:
             snapshots.release(self._pin)

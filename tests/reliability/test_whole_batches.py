@@ -17,6 +17,7 @@ import pytest
 
 from kg.ingest.identity import Iris
 from kg.ingest.ingestor import Ingestor, WrittenBatch
+from kg.rdf import snapshots
 from kg.rdf.snapshots import PUBLISHED_DIR, READERS_DIR, store_signature
 from kg.rdf.store import GraphStore
 from kg.rdf.vocab import JOURNAL_GRAPH
@@ -190,3 +191,31 @@ def test_publications_do_not_pile_up(tmp_path: Path) -> None:
     finally:
         writer.close()
     assert store_signature(store) == before  # closing the writer publishes nothing new
+
+
+def test_a_closing_writer_publishes_again_without_the_tables_compacted_away(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The newest publication links the tables of its moment. When the writer compacts
+    them away after it (RocksDB does, in the background, after an ingest's last batch),
+    only those links keep them on disk: at archive scale 0.1, 643 of 2,365 MB. A closing
+    writer publishes the same data again, and they go."""
+    path = write_jsonl(tmp_path / "r.jsonl", records(60, seed=37))
+    store = tmp_path / "store"
+    done = run_kg("--store", str(store), "ingest", "--quiet", "--batch-size", "10", str(path))
+    assert done.returncode == 0, done.stderr
+    with GraphStore.open(store, read_only=True) as reader:
+        sizes = graph_sizes(reader)
+    writer = GraphStore.open(store)
+    before = store_signature(store)
+    with monkeypatch.context() as quiet:  # a compaction outside any write: nothing published
+        quiet.setattr(snapshots, "PUBLISHING", False)
+        writer.optimize()
+    assert snapshots.is_stale(store) and store_signature(store) == before
+    held = writer.size_on_disk()
+    writer.close()
+    assert not snapshots.is_stale(store) and store_signature(store) != before
+    with GraphStore.open(store, read_only=True) as reader:
+        assert graph_sizes(reader) == sizes  # the same data
+        assert (reader.size_on_disk() or 0) < (held or 0)
+    assert len(list((store / PUBLISHED_DIR).iterdir())) == 1
