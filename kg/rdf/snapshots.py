@@ -50,6 +50,7 @@ _SNAPSHOT_ATTEMPTS = 10
 #: files in progress): tables and logs are linked both before and after the manifest copy.
 _STORE_FILES = re.compile(r"CURRENT|IDENTITY|MANIFEST-\d+|OPTIONS-\d+")
 _DATA_FILES = re.compile(r"\d+\.(log|sst)")
+_TABLE_FILES = re.compile(r"\d+\.sst")
 
 
 def remove_stale_pins(path: Path) -> None:
@@ -147,22 +148,23 @@ def is_stale(path: Path) -> bool:
     newest = _newest(path / PUBLISHED_DIR)
     if newest is None:
         return False
-    live, live_bytes = set(), 0
-    for entry in os.scandir(path):
-        if _DATA_FILES.fullmatch(entry.name):
-            with contextlib.suppress(FileNotFoundError):
-                st = entry.stat()
-                live.add(st.st_ino)
-                live_bytes += st.st_size
-    stale = 0
-    with contextlib.suppress(FileNotFoundError):  # replaced meanwhile: nothing to do
-        for entry in os.scandir(newest[0]):
-            if entry.name.endswith(".sst"):
+    live = _file_sizes(path, _DATA_FILES)
+    stale = sum(
+        size for inode, size in _file_sizes(newest[0], _TABLE_FILES).items() if inode not in live
+    )
+    return stale > STALE_SHARE * (sum(live.values()) + stale)
+
+
+def _file_sizes(folder: Path, names: re.Pattern[str]) -> dict[int, int]:
+    """{inode: bytes} of the files in `folder` whose names match; none if it is gone."""
+    sizes: dict[int, int] = {}
+    with contextlib.suppress(FileNotFoundError):  # a publication replaced meanwhile
+        for entry in os.scandir(folder):
+            if names.fullmatch(entry.name):
                 with contextlib.suppress(FileNotFoundError):
                     st = entry.stat()
-                    if st.st_ino not in live:
-                        stale += st.st_size
-    return stale > STALE_SHARE * (live_bytes + stale)
+                    sizes[st.st_ino] = st.st_size
+    return sizes
 
 
 # --- the signature ---------------------------------------------------------------------------

@@ -180,8 +180,12 @@ class GraphStore:
             self._engine.flush()
             # the last publication again, without the tables compacted away since; never
             # a write that failed half-way (its journal): readers keep the last whole one
-            whole = self._writes == 0 and not self._engine.has_graph(JOURNAL_GRAPH)
-            if whole and snapshots.PUBLISHING and snapshots.is_stale(self.path):
+            if (
+                snapshots.PUBLISHING
+                and self._writes == 0
+                and snapshots.is_stale(self.path)
+                and not self._engine.has_graph(JOURNAL_GRAPH)
+            ):
                 self.publish()
         del self._engine
         if self._pin is not None:
