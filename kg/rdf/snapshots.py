@@ -40,6 +40,8 @@ from kg.rdf.engine import Engine
 READERS_DIR = ".kg-readers"
 #: Where the writer publishes the checkpoints readers open (see `publish`).
 PUBLISHED_DIR = ".kg-published"
+#: Present from the start of a write until its publication (see `mark_unpublished`).
+UNPUBLISHED_FILE = ".kg-unpublished"
 #: Whether writers publish (bench/publish.py turns it off to measure what it costs; a
 #: store written so is read from its live files, or from an older, stale publication).
 PUBLISHING = True
@@ -101,6 +103,19 @@ def _publications(root: Path) -> list[int]:
     return sorted(g for g in map(_generation, names) if g is not None)
 
 
+def mark_unpublished(path: Path) -> None:
+    """Say, before a write starts, that the store is about to hold what readers have not
+    seen; `publish` takes it back. A writer killed in between leaves it behind, and the
+    next writer knows that its readers saw an older version than the store holds (what
+    they derived from it, as the search index, may be behind: see `has_unpublished`)."""
+    (path / UNPUBLISHED_FILE).touch()
+
+
+def has_unpublished(path: Path) -> bool:
+    """Whether a writer wrote what it never published (it died between the two)."""
+    return (path / UNPUBLISHED_FILE).exists()
+
+
 def publish(engine: Engine, path: Path) -> Path:
     """Publish the committed state of the writer's open store `engine` (at `path`) as the
     newest generation, and remove the older publications and any a killed writer left half
@@ -120,6 +135,8 @@ def publish(engine: Engine, path: Path) -> Path:
     engine.backup(making)
     published = root / f"{generation:012d}"
     os.rename(making, published)
+    with contextlib.suppress(FileNotFoundError):
+        (path / UNPUBLISHED_FILE).unlink()
     for entry in os.scandir(root):
         if entry.name == published.name:
             continue

@@ -61,6 +61,9 @@ class GraphStore:
         self._keeps_merge: bool | None = None  # see keeps_merge
         self._writes = 0  # writes in progress, nested (see _committing)
         self._signature: snapshots.Signature | None = None  # the publication read (see open)
+        #: A writer died between a write and its publication: readers saw an older version
+        #: than this store holds, and what they derived from it may be behind (set by open).
+        self.found_unpublished_writes = False
 
     @classmethod
     def memory(cls) -> GraphStore:
@@ -104,6 +107,7 @@ class GraphStore:
             raise StoreError(f"cannot open the store at {path}: {exc}") from None
         if fresh:
             merge.mark_merge_only(path)
+        store.found_unpublished_writes = snapshots.PUBLISHING and snapshots.has_unpublished(path)
         store.recover()  # publishes what it leaves (or what a killed writer wrote after
         # its last publication) before any reader of this writer's time opens the store
         store.remove_orphan_bulk_files()
@@ -220,6 +224,9 @@ class GraphStore:
         publish the store for readers (kg.rdf.snapshots.publish). A write that fails
         publishes nothing: readers keep the last whole version, and the next writer
         recovers and publishes."""
+        path = None if self.read_only else self.path  # (a read-only store's write fails)
+        if self._writes == 0 and path is not None and snapshots.PUBLISHING:
+            snapshots.mark_unpublished(path)
         self._writes += 1
         try:
             yield

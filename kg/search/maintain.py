@@ -106,6 +106,11 @@ class Upkeep:
         if self.store_path is None:
             self.index = Index.memory()
             self.indexed = _build(self.store, self.index)
+        elif self.store.found_unpublished_writes:
+            # a reader may have rebuilt the index from the older publication and called
+            # it clean; the writes it missed are in the store, and no ingest re-indexes
+            # records that did not change
+            self.index = rebuild(self.store, self.store_path)[0]
         else:
             self.index = open_index(self.store, self.store_path, quiet=True)
         if self.lock is not None:
