@@ -16,6 +16,8 @@
    copy of it (`kg compact NEW`: one dump, one bulk load), and compact the baseline's
    store, each with its bytes on disk before and after and its time.
 6. Print the figures and the ratio ingest/bulk_load, and write bench/out/archive.json.
+   With RocksDB's `ldb` installed (Debian's rocksdb-tools), also where each store's bytes
+   are: the named graphs' six indexes, the default graph's three, and the strings.
 
 The goal is the whole archive in under 5 minutes with a peak RSS under 4 GB on the 2-core
 project machine. The machine is shared, so compare the ratio, not absolute seconds.
@@ -33,7 +35,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from measure import peak_rss_mb  # bench/measure.py
+from measure import index_bytes, peak_rss_mb  # bench/measure.py
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -85,6 +87,7 @@ def child_ingest(
         "seen_entries": len(seen),
         "seen_mb": seen_bytes / 2**20,
         "bytes_on_disk": store_bytes(store_path),  # closed, the newest publication included
+        "index_bytes": index_bytes(store_path),
         **usage(),
     }
 
@@ -144,8 +147,21 @@ def child_bulk_load(nquads: Path, store_path: Path) -> dict[str, Any]:
     del store
     return {
         "seconds": seconds, "store_quads": quads, "bytes_on_disk": store_bytes(store_path),
+        "index_bytes": index_bytes(store_path),
         **usage(),
     }
+
+
+def where_the_bytes_are(groups: dict[str, int], named: int, default: int) -> str:
+    """The table bytes of each group of indexes, and per quad of the named graphs and per
+    triple of the default graph's merge."""
+    mb = {group: size / 2**20 for group, size in groups.items()}
+    return (
+        f"named graphs {mb['named_graphs']:,.0f} MB ({groups['named_graphs'] / named:.0f} "
+        f"bytes a quad), default graph {mb['default_graph']:,.0f} MB "
+        f"({groups['default_graph'] / max(default, 1):.0f} bytes a triple), strings "
+        f"{mb['strings']:,.0f} MB, other {mb['other']:,.0f} MB"
+    )
 
 
 def store_bytes(path: Path) -> int:
@@ -280,7 +296,7 @@ def main() -> None:
     for path in (store, baseline_store):
         shutil.rmtree(path, ignore_errors=True)
 
-    quads = ingest["store_quads"]
+    quads, stored = ingest["store_quads"], ingest["stored_quads"]
     figures = {
         "scale": args.scale,
         "batch_size": args.batch_size,
@@ -317,6 +333,8 @@ def main() -> None:
             f"{name:10}: {run['bytes_on_disk'] / 2**20:,.0f} MB on disk, "
             f"{run['bytes_on_disk'] / ingest['stored_quads']:.0f} bytes a stored quad"
         )
+        if run["index_bytes"]:  # where the bytes are (bench/measure.py INDEX_GROUPS)
+            print(f"{'':10}  {where_the_bytes_are(run['index_bytes'], quads, stored - quads)}")
     if mapping:
         print(
             f"map only  : {mapping['seconds']:8.1f} s (reading {mapping['read_seconds']:.1f} s) "
