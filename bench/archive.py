@@ -86,6 +86,8 @@ def child_ingest(
         "kinds": dict(report.kinds),
         "seen_entries": len(seen),
         "seen_mb": seen_bytes / 2**20,
+        # the compaction `kg ingest` ends with when it pays (inside "seconds")
+        "compaction": None if report.compaction is None else report.compaction.as_dict(),
         "bytes_on_disk": store_bytes(store_path),  # closed, the newest publication included
         "index_bytes": index_bytes(store_path),
         **usage(),

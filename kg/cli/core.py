@@ -85,6 +85,13 @@ def ingest(
             "a record over it is rejected.",
         ),
     ] = MAX_ARRAY_ITEMS,
+    compact: Annotated[
+        bool,
+        typer.Option(
+            help="Compact the store afterwards when that pays: a store of over 6 GiB that the "
+            "ingest grew by a quarter (the full archive: 18.1 -> 10.1 GB, 3 minutes)."
+        ),
+    ] = True,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="No progress bar or summary.")
@@ -115,6 +122,7 @@ def ingest(
             attribution=attribution,
             on_error=on_error,
             on_progress=on_progress,
+            compact=compact,
         )
     if as_json:
         data = report.as_dict()
@@ -145,6 +153,13 @@ def print_summary(report: IngestReport, store_quads: int) -> None:
         top = escape(", ".join(f"{k} ×{n}" for k, n in report.unknown_keys.most_common(5)))
         out.print(
             f"ignored {sum(report.unknown_keys.values()):,} unknown keys ({top})", highlight=False
+        )
+    if report.compaction is not None:
+        done = report.compaction
+        out.print(
+            f"compacted the store: {done.bytes_before / 1_048_576:,.1f} MB → "
+            f"{done.bytes_after / 1_048_576:,.1f} MB on disk in {done.seconds:.2f} s",
+            highlight=False,
         )
     for entry in report.entries_not_mapped:
         out.print(f"entry not mapped: {escape(entry)}", highlight=False)

@@ -28,7 +28,7 @@ from kg.ingest.identity import Iris
 from kg.ingest.mapping import Context, Kind, Mapped, map_record, web_iri
 from kg.ingest.reader import Item, ReadPosition, expand, gzip_date, read_items
 from kg.ingest.values import iso_date
-from kg.rdf.store import GraphStore
+from kg.rdf.store import COMPACT_FROM, Compaction, GraphStore
 
 
 def _looks_like_record(value: Any) -> bool:
@@ -83,6 +83,7 @@ class IngestReport:
     not_mapped: Counter[str] = field(default_factory=Counter)
     entries_not_mapped: list[str] = field(default_factory=list)
     errors: list[RecordError] = field(default_factory=list)
+    compaction: Compaction | None = None  # the store compacted after the ingest, when it paid
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -101,6 +102,7 @@ class IngestReport:
             "unknown_keys": dict(self.unknown_keys),
             "not_mapped": dict(self.not_mapped),
             "entries_not_mapped": list(self.entries_not_mapped),
+            "compaction": None if self.compaction is None else self.compaction.as_dict(),
         }
 
 
@@ -186,7 +188,9 @@ class Ingestor:
         on_error: Callable[[RecordError], None] | None = None,
         on_progress: Callable[[IngestReport], None] | None = None,
         on_batch: Callable[[WrittenBatch], None] | None = None,
+        compact_from: int | None = COMPACT_FROM,
     ) -> None:
+        self.compact_from = compact_from  # see GraphStore.compact_if_it_pays
         self.licence, self.attribution = check_options(
             kind=kind, snapshot=snapshot, licence=licence, attribution=attribution
         )
@@ -426,10 +430,14 @@ class Ingestor:
                     spool = Path(tmp)
                     names = [str(spool) if n == "-" else n for n in names]
                 self._check_all(names)
+            grown_from = self.store.size_on_disk() or 0
             self._ingest(names)
         finally:
             if spool is not None:
                 spool.unlink(missing_ok=True)
+        self.report.compaction = self.store.compact_if_it_pays(
+            grown_from, at_least=self.compact_from
+        )
         self.report.seconds = time.perf_counter() - start
         return self.report
 

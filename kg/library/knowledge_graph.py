@@ -601,11 +601,13 @@ class KnowledgeGraph:
         max_items: int = MAX_ARRAY_ITEMS,
         on_error: Callable[[RecordError], None] | None = None,
         on_progress: Callable[[IngestReport], None] | None = None,
+        compact: bool = True,
     ) -> IngestReport:
         """Load paper records and Papers-with-Code dumps (files, directories, `-` for stdin)
         into a writable store (`kg ingest`); the search index follows. Identical records are
         skipped, changed ones replaced whole; a bad record is reported (`on_error`) without
-        stopping the others.
+        stopping the others. With `compact`, a large ingest into a large store compacts it
+        afterwards (`report.compaction`; see kg.rdf.store.COMPACT_FROM).
 
         >>> with kg.open(memory=True) as scratch:
         ...     report = scratch.ingest([seeds])
@@ -619,6 +621,7 @@ class KnowledgeGraph:
             )
         from kg.ingest.identity import Iris
         from kg.ingest.ingestor import Ingestor, check_options
+        from kg.rdf.store import COMPACT_FROM
         from kg.search import Upkeep
 
         check_options(kind=kind, snapshot=snapshot, licence=licence, attribution=attribution)
@@ -638,6 +641,7 @@ class KnowledgeGraph:
             on_error=on_error,
             on_progress=on_progress,
             on_batch=None if upkeep is None else upkeep.observe,
+            compact_from=COMPACT_FROM if compact else None,
         )
         if upkeep is not None:
             upkeep.begin()

@@ -32,10 +32,26 @@ from kg.rdf.vocab import JOURNAL_GRAPH
 T = TypeVar("T")
 
 
+#: From this many bytes on disk, a full compaction after a large ingest pays (see
+#: `compact_if_it_pays`). As Oxigraph configures RocksDB (dynamic level sizes, a 512 MiB
+#: base, LZ4 from the level below the base down), the last level of an index is compressed
+#: only once the index is past 512 MiB; an ingest leaves most of its data uncompressed in the
+#: base level above it, and a full compaction moves it down, compressed: the archive's store
+#: went from 18,121 to 10,125 MB in 195 s. Below that the last level is the base itself,
+#: uncompressed, and a compaction only rewrites it (+2.4 % at a tenth of the archive). The
+#: six indexes of the named graphs hold about 11 % of a store's bytes each, so from 6 GiB on
+#: each is past 512 MiB, even once compressed to about 0.6 of its size.
+COMPACT_FROM = 6 * 2**30
+#: ...and when the writes since the last compaction grew the store by at least this share:
+#: a small ingest into a large store leaves little uncompressed, and a compaction rewrites
+#: every index (195 s at the archive's size).
+COMPACT_GROWTH = 0.25
+
+
 @dataclass(frozen=True)
 class Compaction:
-    """What one compaction (`GraphStore.rebuild`) did: the store's bytes on disk before and
-    the copy's after, and the seconds it took."""
+    """What one compaction (`GraphStore.rebuild`, `GraphStore.compact_if_it_pays`) did: the
+    store's bytes on disk before, the copy's or the store's after, and the seconds it took."""
 
     bytes_before: int
     bytes_after: int
@@ -382,6 +398,23 @@ class GraphStore:
         with self._committing():
             self._writable().optimize()
 
+    def compact_if_it_pays(
+        self, grown_from: int, *, at_least: int | None = COMPACT_FROM
+    ) -> Compaction | None:
+        """After a large write (an ingest that found the store at `grown_from` bytes on
+        disk), compact the store in place when that pays: it holds at least `at_least`
+        bytes (None: never) and grew by COMPACT_GROWTH of them. Readers keep their
+        snapshot meanwhile, and see the compacted store (the same data) once published.
+        Returns what the compaction did, or None when it did not run."""
+        if at_least is None or self.path is None or self.read_only:
+            return None
+        before = stamp.size_on_disk(self.path)
+        if before < at_least or before - grown_from < COMPACT_GROWTH * before:
+            return None
+        start = time.perf_counter()
+        self.optimize()
+        return Compaction(before, stamp.size_on_disk(self.path), time.perf_counter() - start)
+
     def rename_iris(self, renames: Mapping[str, str]) -> int:
         """Rewrite each `old` IRI to `new` in every graph, in one atomic update.
 
@@ -395,10 +428,11 @@ class GraphStore:
     def rebuild(self, into: Path, *, beside: Iterable[str] = ()) -> Compaction:
         """Write a compact copy of the store into the new directory `into`: every quad
         dumped as N-Quads and bulk-loaded in one go. The copy needs about a third less disk
-        than a store built batch by batch (docs/performance.md): RocksDB's own compactions,
-        during an ingest and in `optimize`, write the base level uncompressed, as Oxigraph
-        configures it, while one bulk load writes it compressed. (So kg never runs
-        `optimize`: it makes a store larger, not smaller.) The store itself is only
+        than a store built batch by batch, below a few GB (docs/performance.md): RocksDB's
+        own compactions, during an ingest and in `optimize`, write the base level
+        uncompressed, as Oxigraph configures it, while one bulk load writes it compressed.
+        (Past COMPACT_FROM a store is compacted in place instead: `compact_if_it_pays`.)
+        The store itself is only
         read, so its readers are undisturbed; the copy appears under its name only when
         whole (a kill leaves a `.<name>.partial-<pid>` directory, removed by the next
         rebuild). The directories named in `beside` (kept in the store directory by the
