@@ -37,7 +37,7 @@ T = TypeVar("T")
 #: base, LZ4 from the level below the base down), the last level of an index is compressed
 #: only once the index is past 512 MiB; an ingest leaves most of its data uncompressed in the
 #: base level above it, and a full compaction moves it down, compressed: the archive's store
-#: went from 18,121 to 10,125 MB in 195 s. Below that the last level is the base itself,
+#: went from 17,282 to 10,125 MiB in 195 s. Below that the last level is the base itself,
 #: uncompressed, and a compaction only rewrites it (+2.4 % at a tenth of the archive). The
 #: six indexes of the named graphs hold about 11 % of a store's bytes each, so from 6 GiB on
 #: each is past 512 MiB, even once compressed to about 0.6 of its size.
