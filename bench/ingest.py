@@ -206,7 +206,6 @@ def rdflib_map(rec: dict[str, Any], ingested_at: str) -> Any:
         ship = URIRef(f"{paper_iri}/authorship/{pos}")
         g.add((p, DCTERMS.creator, a))
         g.add((p, KG.authorship, ship))
-        g.add((ship, RDF.type, KG.Authorship))
         g.add((ship, KG.author, a))
         g.add((ship, KG.position, Literal(pos)))
         g.add((ship, KG.authorName, Literal(name)))

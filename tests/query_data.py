@@ -207,7 +207,7 @@ DUMPS_TRIG = """
 
 # The placeholder year 2000 of a method with a paper gives way to the paper's arXiv year.
 <graph/pwc-methods/adam> {
-  <graph/pwc-methods/adam> a kg:DumpEntry, prov:Entity ; foaf:primaryTopic <method/adam> ;
+  <graph/pwc-methods/adam> foaf:primaryTopic <method/adam> ;
     prov:wasDerivedFrom <dump/methods/2022-05-20> ; kg:contentHash "sha256:01" .
   <method/adam> kg:fullName "Adam" ; kg:introducedYear 2000 .
   <paper/adam-a-method-for-stochastic> a kg:Paper ; kg:introducesMethod <method/adam> ;
@@ -216,13 +216,13 @@ DUMPS_TRIG = """
 }
 # A method without a paper keeps its stated year.
 <graph/pwc-methods/reinforce> {
-  <graph/pwc-methods/reinforce> a kg:DumpEntry, prov:Entity ;
+  <graph/pwc-methods/reinforce>
     foaf:primaryTopic <method/reinforce> ; prov:wasDerivedFrom <dump/methods/2022-05-20> .
   <method/reinforce> kg:introducedYear 1999 .
 }
 # A placeholder year with a paper of unknown date: no year at all.
 <graph/pwc-methods/dropout> {
-  <graph/pwc-methods/dropout> a kg:DumpEntry, prov:Entity ;
+  <graph/pwc-methods/dropout>
     foaf:primaryTopic <method/dropout> ; prov:wasDerivedFrom <dump/methods/2022-05-20> .
   <method/dropout> kg:introducedYear 2000 .
   <paper/dropout-a-simple-way> a kg:Paper ; kg:introducesMethod <method/dropout> ;
@@ -230,20 +230,20 @@ DUMPS_TRIG = """
 }
 # A stated 2000 without a paper is the same placeholder: no year.
 <graph/pwc-methods/placeholder> {
-  <graph/pwc-methods/placeholder> a kg:DumpEntry, prov:Entity ;
+  <graph/pwc-methods/placeholder>
     foaf:primaryTopic <method/placeholder> ; prov:wasDerivedFrom <dump/methods/2022-05-20> .
   <method/placeholder> kg:introducedYear 2000 .
 }
 # An old-style arXiv id.
 <graph/pwc-methods/old-rule> {
-  <graph/pwc-methods/old-rule> a kg:DumpEntry, prov:Entity ;
+  <graph/pwc-methods/old-rule>
     foaf:primaryTopic <method/old-rule> ; prov:wasDerivedFrom <dump/methods/2022-05-20> .
   <method/old-rule> kg:introducedYear 2000 .
   <paper/old-rule-paper> a kg:Paper ; kg:introducesMethod <method/old-rule> ;
     kg:arxivId "cs/9901001" .
 }
 <graph/pwc-datasets/imagenet> {
-  <graph/pwc-datasets/imagenet> a kg:DumpEntry, prov:Entity ;
+  <graph/pwc-datasets/imagenet>
     foaf:primaryTopic <dataset/imagenet> ; prov:wasDerivedFrom <dump/datasets/undated> .
   <dataset/imagenet> kg:introducedDate "2009-06-20"^^xsd:date ;
     kg:usedForTask <task/image-classification> .
@@ -251,7 +251,7 @@ DUMPS_TRIG = """
     dcterms:title "ImageNet: A large-scale hierarchical image database" .
 }
 <graph/pwc-evaluation/evaluation-tables/image-classification> {
-  <graph/pwc-evaluation/evaluation-tables/image-classification> a kg:DumpEntry, prov:Entity ;
+  <graph/pwc-evaluation/evaluation-tables/image-classification>
     foaf:primaryTopic <task/image-classification> ;
     prov:wasDerivedFrom <dump/evaluation-tables/2020-08-28> .
   <task/image-classification> kg:area <area/computer-vision> .
@@ -273,14 +273,14 @@ DUMPS_TRIG = """
     kg:inLeaderboard <leaderboard/image-classification/imagenet> .
 }
 <graph/pwc-evaluation/evaluation-tables/few-shot-learning> {
-  <graph/pwc-evaluation/evaluation-tables/few-shot-learning> a kg:DumpEntry, prov:Entity ;
+  <graph/pwc-evaluation/evaluation-tables/few-shot-learning>
     foaf:primaryTopic <task/few-shot-learning> ;
     prov:wasDerivedFrom <dump/evaluation-tables/2020-08-28> .
   <task/few-shot-learning> kg:area <area/methodology> .
   <task/few-shot-image-classification> kg:subtaskOf <task/few-shot-learning> .
 }
 <graph/pwc-evaluation/evaluation-tables/machine-translation> {
-  <graph/pwc-evaluation/evaluation-tables/machine-translation> a kg:DumpEntry, prov:Entity ;
+  <graph/pwc-evaluation/evaluation-tables/machine-translation>
     foaf:primaryTopic <task/machine-translation> ;
     prov:wasDerivedFrom <dump/evaluation-tables/2020-08-28> .
   <task/machine-translation> kg:area <area/natural-language-processing> .

@@ -9,6 +9,7 @@ store): same answers, but it copied 770,000 quads into rdflib and took 5 min 16 
 README store, where the compiled queries take seconds (docs/performance.md).
 
 Supported SHACL Core subset (what shapes.ttl uses): node shapes with `sh:targetClass`,
+`sh:targetSubjectsOf` or `sh:targetObjectsOf` (for the classes kg does not state in the data),
 node-level `sh:nodeKind` and `sh:class`; property shapes whose `sh:path` is an IRI or
 `[sh:inversePath IRI]`, with `sh:class`, `sh:datatype`, `sh:nodeKind` (`sh:IRI`,
 `sh:Literal`, `sh:BlankNode`), `sh:minCount`, `sh:maxCount`, `sh:hasValue`, `sh:in`,
@@ -53,7 +54,8 @@ _PROPERTY_KEYS = {
     "description",
     "severity",
 }
-_NODE_KEYS = {"targetClass", "property", "nodeKind", "class", "message", "name", "severity"}
+_TARGET_KEYS = ("targetClass", "targetSubjectsOf", "targetObjectsOf")
+_NODE_KEYS = {*_TARGET_KEYS, "property", "nodeKind", "class", "message", "name", "severity"}
 _NODE_KINDS = {
     f"{SH}IRI": "isIRI({v})",
     f"{SH}Literal": "isLiteral({v})",
@@ -83,10 +85,11 @@ class ValidationReport:
 class Check:
     """One compiled constraint: a SELECT of (?f, ?v) rows that violate it.
 
-    `focus` is the target class (with its subclasses): when set, the query scans the path
-    over the whole store (an index scan, no join) and only rows whose ?f is an instance are
-    violations; the instances are looked up once per class. Joining every check with
-    `?f rdf:type C` in SPARQL made each one take seconds on the README store.
+    `focus` is the shape's target as a graph pattern binding ?f (the instances of a class
+    and its subclasses, or the subjects or objects of a property): when set, the query scans
+    the path over the whole store (an index scan, no join) and only rows whose ?f is a focus
+    node are violations; the focus nodes are looked up once per target. Joining every check
+    with `?f rdf:type C` in SPARQL made each one take seconds on the README store.
     """
 
     shape: str  # the node shape's IRI
@@ -94,7 +97,7 @@ class Check:
     component: str  # e.g. "MaxCountConstraintComponent"
     message: str
     sparql: str
-    focus: tuple[str, ...] = ()
+    focus: str = ""
 
 
 def _term(node: Any) -> str:
@@ -123,6 +126,21 @@ def _typed(var: str, classes: tuple[str, ...]) -> str:
     return f"{var} <{RDF_TYPE}> ?class_ . VALUES ?class_ {{ {options} }}"
 
 
+def _target(key: str, node: Any) -> tuple[str, Any]:
+    import rdflib
+
+    if not isinstance(node, rdflib.URIRef):
+        raise UsageError(f"shapes: sh:{key} {node} is not an IRI")
+    return key, node
+
+
+def _target_pattern(key: str, prop: Any) -> str:
+    """The focus nodes of sh:targetSubjectsOf / sh:targetObjectsOf `prop`, bound to ?f."""
+    if key == "targetSubjectsOf":
+        return f"?f <{prop}> ?target_"
+    return f"?target_ <{prop}> ?f"
+
+
 def compile_shapes(
     shapes: rdflib.Graph, subclasses: Callable[[str], list[str]] | None = None
 ) -> list[Check]:
@@ -149,13 +167,15 @@ def compile_shapes(
         unknown = set(props) - _NODE_KEYS
         if unknown:
             raise UsageError(f"shapes: {name} uses sh:{min(unknown)}, not implemented")
-        targets = props.get("targetClass", [])
+        targets = [_target(key, node) for key in _TARGET_KEYS for node in props.get(key, [])]
         if not targets:
-            raise UsageError(f"shapes: {name} has no sh:targetClass (the only target supported)")
+            raise UsageError(f"shapes: {name} has no target ({', '.join(_TARGET_KEYS)})")
         message = str(props.get("message", [""])[0])
-        for target in targets:
-            focus = closure(target)
-            instances = _typed("?f", focus)
+        for key, node in targets:
+            focus = (
+                _typed("?f", closure(node)) if key == "targetClass" else _target_pattern(key, node)
+            )
+            instances = focus
             for kind in props.get("nodeKind", []):
                 test = _NODE_KINDS.get(str(kind))
                 if test is None:
@@ -189,7 +209,7 @@ def compile_shapes(
 def _property_checks(
     shapes: rdflib.Graph,
     name: str,
-    focus: tuple[str, ...],
+    focus: str,
     prop: Any,
     closure: Callable[[Any], tuple[str, ...]],
 ) -> Iterator[Check]:
@@ -212,10 +232,10 @@ def _property_checks(
             raise UsageError(f"shapes: {name}: only IRI and sh:inversePath paths are supported")
         triple, shown = f"?v <{inverse[0]}> ?f", f"^{inverse[0]}"
     message = str(keys.get("message", [""])[0])
-    instances = _typed("?f", focus)
+    instances = focus
 
     def check(component: str, default: str, sparql: str, scan: bool = True) -> Check:
-        return Check(name, shown, component, message or default, sparql, focus if scan else ())
+        return Check(name, shown, component, message or default, sparql, focus if scan else "")
 
     def each_value(component: str, default: str, violates: str) -> Check:
         return check(
@@ -313,13 +333,13 @@ def validate(store: GraphStore, shapes: Path | None = None) -> ValidationReport:
         rows = store.select_values(f"SELECT DISTINCT ?c WHERE {{ ?c <{SUBCLASS}>+ <{cls}> }}")
         return [c for (c,) in rows if c is not None]
 
-    instances: dict[tuple[str, ...], set[str]] = {}
+    instances: dict[str, set[str]] = {}
 
-    def focus_nodes(classes: tuple[str, ...]) -> set[str]:
-        if classes not in instances:
-            rows = store.select_values(f"SELECT DISTINCT ?f WHERE {{ {_typed('?f', classes)} }}")
-            instances[classes] = {f for (f,) in rows if f is not None}
-        return instances[classes]
+    def focus_nodes(pattern: str) -> set[str]:
+        if pattern not in instances:
+            rows = store.select_values(f"SELECT DISTINCT ?f WHERE {{ {pattern} }}")
+            instances[pattern] = {f for (f,) in rows if f is not None}
+        return instances[pattern]
 
     # Scans without a focus join are the same text for every shape with that constraint
     # (rdfs:label as xsd:string, say): run each once.

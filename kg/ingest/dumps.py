@@ -845,11 +845,11 @@ def _papers(value: Any, ctx: Context) -> list[Mapped]:
 
 def entry_provenance(graph: str, subject: str, dump: str, unit_hash: str) -> list[Triple]:
     """What a dump entry's graph says of itself: what it is about, which dump it came from,
-    and the hash that tells a changed entry from an unchanged one."""
+    and the hash that tells a changed entry from an unchanged one. Three triples, no type: a
+    graph derived from a kg:Dump is a kg:DumpEntry by definition (ontology/kg.ttl), and at
+    a million entries the two types were 5 % of the archive's stored quads."""
     g = iri(graph)
     return [
-        f"{g} {STD.type} {KG.DumpEntry}",
-        f"{g} {STD.type} {STD.prov_Entity}",
         f"{g} {STD.primaryTopic} {iri(subject)}",
         f"{g} {STD.wasDerivedFrom} {iri(dump)}",
         f"{g} {KG.contentHash} {literal(unit_hash)}",

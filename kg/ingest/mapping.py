@@ -415,8 +415,7 @@ class RecordMapper:
             author = self.entity(self.iris.author(name), KG.Author, STD.foaf_name, name.strip())
             ship = iri(f"{self.paper_iri}/authorship/{position}")
             self.add(p, STD.creator, author)
-            self.add(p, KG.authorship, ship)
-            self.add(ship, STD.type, KG.Authorship)
+            self.add(p, KG.authorship, ship)  # a kg:Authorship by its range: not stated
             self.add(ship, KG.author, author)
             self.add(ship, KG.position, integer(position))
             self.add(ship, KG.authorName, literal(name))

@@ -22,8 +22,10 @@ from kg.rdf.snapshots import READERS_DIR
 #: derived triple, a file the store keeps), and add a line here saying why:
 #: 1. every store written before stores recorded their version (they have no stamp);
 #: 2. a table or paper cited by several evaluation entries is no longer copied into a
-#:    `…/-/<n>` graph when one citation named the paper by its title fallback (issue 30).
-STORE_VERSION = 2
+#:    `…/-/<n>` graph when one citation named the paper by its title fallback (issue 30);
+#: 3. authorships and dump entries are no longer typed (`a kg:Authorship`, `a kg:DumpEntry,
+#:    prov:Entity`): the property that reaches them says what they are (issue 35).
+STORE_VERSION = 3
 
 #: The stamp file in the store directory: the version as a decimal number on one line.
 VERSION_FILE = ".kg-store-version"
