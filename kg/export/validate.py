@@ -126,19 +126,17 @@ def _typed(var: str, classes: tuple[str, ...]) -> str:
     return f"{var} <{RDF_TYPE}> ?class_ . VALUES ?class_ {{ {options} }}"
 
 
-def _target(key: str, node: Any) -> tuple[str, Any]:
+def _focus(key: str, node: Any, closure: Callable[[Any], tuple[str, ...]]) -> str:
+    """The focus nodes of one target (`key` is one of _TARGET_KEYS) as a pattern binding ?f."""
     import rdflib
 
     if not isinstance(node, rdflib.URIRef):
         raise UsageError(f"shapes: sh:{key} {node} is not an IRI")
-    return key, node
-
-
-def _target_pattern(key: str, prop: Any) -> str:
-    """The focus nodes of sh:targetSubjectsOf / sh:targetObjectsOf `prop`, bound to ?f."""
+    if key == "targetClass":
+        return _typed("?f", closure(node))
     if key == "targetSubjectsOf":
-        return f"?f <{prop}> ?target_"
-    return f"?target_ <{prop}> ?f"
+        return f"?f <{node}> ?target_"
+    return f"?target_ <{node}> ?f"
 
 
 def compile_shapes(
@@ -167,15 +165,13 @@ def compile_shapes(
         unknown = set(props) - _NODE_KEYS
         if unknown:
             raise UsageError(f"shapes: {name} uses sh:{min(unknown)}, not implemented")
-        targets = [_target(key, node) for key in _TARGET_KEYS for node in props.get(key, [])]
+        targets = [
+            _focus(key, node, closure) for key in _TARGET_KEYS for node in props.get(key, [])
+        ]
         if not targets:
             raise UsageError(f"shapes: {name} has no target ({', '.join(_TARGET_KEYS)})")
         message = str(props.get("message", [""])[0])
-        for key, node in targets:
-            focus = (
-                _typed("?f", closure(node)) if key == "targetClass" else _target_pattern(key, node)
-            )
-            instances = focus
+        for focus in targets:
             for kind in props.get("nodeKind", []):
                 test = _NODE_KINDS.get(str(kind))
                 if test is None:
@@ -186,7 +182,7 @@ def compile_shapes(
                         "",
                         "NodeKindConstraintComponent",
                         message or f"Focus node is not a {str(kind).rsplit('#', 1)[-1]}",
-                        f"SELECT DISTINCT ?f ?v WHERE {{ {instances} BIND(?f AS ?v) "
+                        f"SELECT DISTINCT ?f ?v WHERE {{ {focus} BIND(?f AS ?v) "
                         f"FILTER(!{test.format(v='?f')}) }}",
                     )
                 )
@@ -197,7 +193,7 @@ def compile_shapes(
                         "",
                         "ClassConstraintComponent",
                         message or f"Focus node is not an instance of {cls}",
-                        f"SELECT DISTINCT ?f ?v WHERE {{ {{ {instances} BIND(?f AS ?v) }} "
+                        f"SELECT DISTINCT ?f ?v WHERE {{ {{ {focus} BIND(?f AS ?v) }} "
                         f"MINUS {{ {_typed('?f', closure(cls))} }} }}",
                     )
                 )
@@ -232,7 +228,6 @@ def _property_checks(
             raise UsageError(f"shapes: {name}: only IRI and sh:inversePath paths are supported")
         triple, shown = f"?v <{inverse[0]}> ?f", f"^{inverse[0]}"
     message = str(keys.get("message", [""])[0])
-    instances = focus
 
     def check(component: str, default: str, sparql: str, scan: bool = True) -> Check:
         return Check(name, shown, component, message or default, sparql, focus if scan else "")
@@ -267,10 +262,10 @@ def _property_checks(
     for count in keys.get("minCount", []):
         n = int(count)
         if n == 1:
-            sparql = f"SELECT DISTINCT ?f ?v WHERE {{ {{ {instances} }} MINUS {{ {triple} }} }}"
+            sparql = f"SELECT DISTINCT ?f ?v WHERE {{ {{ {focus} }} MINUS {{ {triple} }} }}"
         else:
             sparql = (
-                f"SELECT ?f (COUNT(DISTINCT ?v) AS ?n) WHERE {{ {instances} "
+                f"SELECT ?f (COUNT(DISTINCT ?v) AS ?n) WHERE {{ {focus} "
                 f"OPTIONAL {{ {triple} }} }} GROUP BY ?f HAVING (COUNT(DISTINCT ?v) < {n})"
             )
         if n > 0:
@@ -287,7 +282,7 @@ def _property_checks(
         yield check(
             "HasValueConstraintComponent",
             f"Missing the value {value}",
-            f"SELECT DISTINCT ?f ?v WHERE {{ {{ {instances} }} MINUS "
+            f"SELECT DISTINCT ?f ?v WHERE {{ {{ {focus} }} MINUS "
             f"{{ {triple.replace('?v', _term(value))} }} }}",
             False,
         )
