@@ -189,10 +189,16 @@ def test_bench_commands_exist_and_accept_their_flags() -> None:
     assert checked >= 10
 
 
+@cache
+def click_app() -> Any:
+    """The Typer app as its click command tree (typer's own click, vendored), built once."""
+    return typer.main.get_command(app)
+
+
 def resolve_kg(words: list[str]) -> tuple[list[str], list[tuple[Any, str]]]:
     """Walk `kg …` through the Typer app: its sub-command path, and each flag with the
     command it belongs to."""
-    command: Any = typer.main.get_command(app)  # typer's own click, vendored
+    command: Any = click_app()
     path: list[str] = []
     found: list[tuple[Any, str]] = []
     rest = list(words[1:])
@@ -228,6 +234,7 @@ def test_kg_commands_exist_and_accept_their_flags() -> None:
     assert checked >= 1
 
 
+@cache
 def defined_tests(path: Path) -> set[str]:
     """`name` and `Class::name` for every function and method in a test file."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
