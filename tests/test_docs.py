@@ -173,3 +173,25 @@ def test_no_doc_refers_to_an_issue_or_a_work_period_by_number() -> None:
         if NUMBERED.search(re.sub(r"https?://\S+", "", line))
     ]
     assert not wrong, "\n".join(wrong)
+
+
+def github_anchor(heading: str) -> str:
+    """The anchor GitHub gives a Markdown heading: lower case, punctuation dropped, spaces
+    as hyphens."""
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return text.replace(" ", "-")
+
+
+def anchors(doc: Path) -> set[str]:
+    text = FENCE.sub("", doc_text(doc))
+    return {github_anchor(h) for h in re.findall(r"^#{1,6} (.+)$", text, flags=re.M)}
+
+
+def test_every_link_to_a_section_finds_its_heading() -> None:
+    wrong = []
+    for doc in [*DOC_PATHS, ROOT / "CHANGELOG.md"]:
+        for target, anchor in re.findall(r"\]\(((?!https?:)[^)#\s]*)#([^)\s]+)\)", doc_text(doc)):
+            linked = (doc.parent / target).resolve() if target else doc
+            if linked.suffix == ".md" and linked.is_file() and anchor not in anchors(linked):
+                wrong.append(f"{doc.name}: {target}#{anchor}: no such section")
+    assert not wrong, "\n".join(wrong)
