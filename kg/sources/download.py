@@ -408,7 +408,7 @@ class Downloader:
             if offset and response.status_code != 206:  # the host ignored Range: start again
                 offset = 0
             try:
-                return self._write(name, partial, offset, size, response.iter_raw(CHUNK))
+                return self._write(name, partial, offset, size, response.iter_raw())
             except httpx.TransportError as exc:
                 raise self._transport_error(exc, remote.url, name) from None
         finally:
