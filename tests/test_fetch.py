@@ -8,7 +8,9 @@ mid-file, a wrong checksum, a slow file (to kill `kg fetch` in the middle of it)
 
 from __future__ import annotations
 
+import gzip
 import hashlib
+import json
 import os
 import signal
 import subprocess
@@ -273,14 +275,30 @@ def test_fetch_then_ingest_gives_the_graph_of_the_files_on_disk(tmp_path: Path) 
     write_archive(mirror, scale=0.0005, seed=5, names="2025")
     report = fetch_archive(into=tmp_path / "data", base_url=str(mirror))
     assert not report.failures
-    fetched, direct = GraphStore.memory(), GraphStore.memory()
+    store = tmp_path / "store"
+    fetched, direct = GraphStore.open(store), GraphStore.memory()
     ingest(fetched, [str(tmp_path / "data")], base_iri=BASE)
     ingest(direct, [str(mirror)], base_iri=BASE)
     assert _digest_outside_provenance(fetched) == _digest_outside_provenance(direct)
-    rows = fetched.select_values(
+    rows = list(fetched.select_values(
         "PREFIX kg: <https://w3id.org/kg/ontology#> SELECT ?url WHERE { ?d a kg:Dump ; "
         "kg:sourceUrl ?url }"
-    )
+    ))
+    fetched.close()
     assert sorted(r[0] or "" for r in rows) == sorted(
         (mirror / name).as_uri() for name, _ in FILES_2025.values()
     )
+    # datasets-introduced answers from the fetched datasets dump: each dataset whose item
+    # names a paper, with that paper (plain Python over the file)
+    with gzip.open(mirror / FILES_2025["datasets"][0], "rt") as handle:
+        items = json.load(handle)
+    introduced = {
+        (BASE + "dataset/" + d["url"].rsplit("/", 1)[1],
+         BASE + "paper/" + d["paper"]["url"].rsplit("/", 1)[1])
+        for d in items if d.get("paper")
+    }
+    result = CliRunner().invoke(app, ["--store", str(store), "--base-iri", BASE, "query",
+                                      "datasets-introduced", "--format", "csv"])
+    assert result.exit_code == 0, result.output
+    answered = {tuple(line.split(",")[0:3:2]) for line in result.output.splitlines()[1:]}
+    assert answered == introduced and len(introduced) > 1
