@@ -236,6 +236,19 @@ def test_each_failure_is_one_line(hub: Hub, tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_full_disk_is_one_line_and_nothing_lands_under_the_final_name(
+    hub: Hub, tmp_path: Path
+) -> None:
+    (tmp_path / (METHODS + ".incomplete")).symlink_to("/dev/full")  # each write: ENOSPC
+    result = CliRunner().invoke(app, ["fetch", "--base-url", hub.url, "--into", str(tmp_path),
+                                      "--only", "methods"])
+    assert result.exit_code == 1
+    lines = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert len(lines) == 1 and "disk full writing" in lines[0], result.output
+    assert "run kg fetch again to resume" in result.output
+    assert not (tmp_path / METHODS).exists()
+
+
 def test_kill_9_mid_download_leaves_a_resumable_partial(
     hub: Hub, mirror: Path, tmp_path: Path
 ) -> None:

@@ -370,9 +370,14 @@ class Downloader:
                     if exc.kind == "connection":
                         done = partial.stat().st_size if partial.exists() else 0
                         of = f" of {size:,}" if size is not None else ""
+                        kept = (
+                            f"{done:,} bytes{of} are kept in {partial.name}: run kg fetch "
+                            "again to resume"
+                            if done
+                            else "nothing was written: run kg fetch again"
+                        )
                         raise FetchError(
-                            f"{exc.args[0].split(': ', 1)[-1]}; {done:,} bytes{of} are kept in "
-                            f"{partial.name}: run kg fetch again to resume",
+                            f"{exc.args[0].split(': ', 1)[-1]}; {kept}",
                             name=name, kind="connection",
                         ) from None
                     raise
@@ -420,10 +425,12 @@ class Downloader:
         written = 0
         handle: IO[bytes]
         try:
-            handle = open(partial, "r+b" if offset and partial.exists() else "wb")  # noqa: SIM115
+            resuming = bool(offset) and partial.exists()
+            handle = open(partial, "r+b" if resuming else "wb")  # noqa: SIM115
             with handle:
-                handle.seek(offset)
-                handle.truncate()
+                if resuming:  # drop anything past the offset the host resumes from
+                    handle.seek(offset)
+                    handle.truncate()
                 if self.on_progress:
                     self.on_progress(name, offset, size)
                 for chunk in chunks:
