@@ -272,7 +272,9 @@ class Downloader:
         assert self.client is not None
         remote = _Remote(url)
         for _ in range(10):  # redirects, read one by one: the Hub's first answer says most
-            response = self._request("HEAD", url, name)
+            response = self._request("HEAD", url, name, tolerate=(405, 501))
+            if response.status_code in (405, 501):  # a host without HEAD: the bytes only
+                return remote
             headers = response.headers
             remote.sha256 = remote.sha256 or _etag_sha256(
                 headers.get("X-Linked-Etag") or headers.get("ETag")
@@ -288,14 +290,21 @@ class Downloader:
         raise FetchError(f"too many redirects from {self.url(name)}", name=name, kind="redirect")
 
     def _request(
-        self, method: str, url: str, name: str, headers: dict[str, str] | None = None
+        self,
+        method: str,
+        url: str,
+        name: str,
+        headers: dict[str, str] | None = None,
+        *,
+        tolerate: tuple[int, ...] = (),
     ) -> httpx.Response:
         """One request, waiting out 429/503 as `Retry-After` asks (a few times)."""
         assert self.client is not None
         for attempt in range(self.retries + 1):
             response = self._send(method, url, name, headers, stream=False)
             if response.status_code not in (429, 503):
-                self._check_status(response, name)
+                if response.status_code not in tolerate:
+                    self._check_status(response, name)
                 return response
             wait = _retry_after(response.headers.get("Retry-After"))
             if attempt == self.retries or (wait is not None and wait > self.max_wait):
