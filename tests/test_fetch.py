@@ -159,8 +159,12 @@ def _leftovers(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if p.name.endswith(".incomplete"))
 
 
-def test_catalogue_names_are_the_generators() -> None:
+def test_catalogue_names_are_the_generators_and_the_clis() -> None:
+    from kg.cli import fetch  # its defaults are spelt out so that `kg --help` loads no httpx
+
     assert {f.kind: (f.name, f.snapshot) for f in archive.FILES} == FILES_2025
+    assert (fetch.ARCHIVE_DEFAULT, fetch.BASE_URL_DEFAULT) == (archive.NAME,
+                                                              archive.DEFAULT_BASE_URL)
 
 
 def test_fetch_follows_the_redirect_checks_the_hub_sha256_and_skips_what_it_has(
