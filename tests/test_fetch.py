@@ -121,7 +121,7 @@ def _handler(hub: Hub) -> type[BaseHTTPRequestHandler]:
             for i in range(0, len(rest), step):
                 self.wfile.write(rest[i : i + step])
                 if name in hub.slow:
-                    time.sleep(0.002)  # the server's pace: ~2 MB/s
+                    time.sleep(0.01)  # the server's pace: ~400 kB/s
             return None
 
         def empty(self, code: int, headers: dict[str, str] | None = None) -> None:
