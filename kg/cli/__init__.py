@@ -3,6 +3,7 @@
 from kg.cli import (
     core,  # noqa: F401  (registers ingest, stats, sparql, validate)
     export,  # noqa: F401  (registers export, void)
+    fetch,  # noqa: F401  (registers fetch)
     graph,  # noqa: F401  (registers project, similar, shared, communities)
     leaderboard,  # noqa: F401  (registers leaderboard)
     mcp,  # noqa: F401  (registers mcp)

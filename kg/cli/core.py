@@ -57,14 +57,15 @@ def ingest(
     snapshot: Annotated[
         str | None,
         typer.Option(
-            help="Snapshot date (YYYY-MM-DD) of the dumps read; default: their gzip header date."
+            help="Snapshot date (YYYY-MM-DD) of the dumps read; default: their kg fetch "
+            "manifest's, else their gzip header date."
         ),
     ] = None,
     licence: Annotated[
         str | None,
         typer.Option(
-            help="Licence IRI of the dumps read (default: CC BY-SA 4.0 for Papers with Code's "
-            "own dump files, none for others)."
+            help="Licence IRI of the dumps read (default: their kg fetch manifest's; CC BY-SA "
+            "4.0 for Papers with Code's own dump files; none for others)."
         ),
     ] = None,
     attribution: Annotated[

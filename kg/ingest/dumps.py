@@ -64,19 +64,24 @@ PWC_ATTRIBUTION = "https://github.com/paperswithcode/paperswithcode-data"
 #: Values that stand for "unknown" in a dump, by field: not stated as facts (docs/dumps.md).
 PLACEHOLDER_YEAR = 2000  # methods.json gives it for 1,866 of its 1,924 methods
 _INDEX = re.compile(r"\[\d+\]")
+_LEADING_DATE = re.compile(r"^(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)-\d{1,2}-", re.I)
 _TRAILING_DATE = re.compile(r"[-_.](?:19|20)\d{2}(?:[-_.]?\d{2}){0,2}$")
 
 
 def dump_name(source_file: str) -> str:
-    """A dump's name: its file name without `.gz`, `.json` and a trailing date.
+    """A dump's name: its file name without `.gz`, `.json`, a trailing date and the leading
+    month-day of the 2025 archive's files (`jul-28-methods.json.gz`).
 
     >>> dump_name("evaluation-tables.json.gz"), dump_name("methods-2022-05-20.json")
     ('evaluation-tables', 'methods')
+    >>> dump_name("jul-29-papers-with-abstracts.json.gz")
+    'papers-with-abstracts'
     """
     name = source_file.removesuffix(".gz")
     for suffix in (".json", ".jsonl", ".ndjson"):
         name = name.removesuffix(suffix)
-    return _TRAILING_DATE.sub("", name) or name
+    name = _TRAILING_DATE.sub("", name) or name
+    return _LEADING_DATE.sub("", name) or name
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -870,6 +875,8 @@ def dump_units(kind: str) -> Callable[[Context], Iterable[Mapped]]:
         # The file name and ingest time are not hashed: the same dump read again, under
         # any name, is unchanged.
         said = {"licence": ctx.licence, "attribution": ctx.attribution}  # a new --licence updates
+        if ctx.fetched_from:
+            said["fetched_from"] = ctx.fetched_from
         unit_hash = content_hash({"kind": kind, "name": name, "snapshot": ctx.snapshot, **said})
         n = iri(dump)
         triples = [
@@ -897,6 +904,8 @@ def dump_units(kind: str) -> Callable[[Context], Iterable[Mapped]]:
             triples.append(f"{n} {KG.attribution} {iri(attribution)}")
         if ctx.snapshot:
             triples.append(f"{n} {KG.snapshot} {typed(ctx.snapshot, XSD.date)}")
+        if ctx.fetched_from:  # where kg fetch downloaded the file (its manifest)
+            triples.append(f"{n} {KG.sourceUrl} {iri(ctx.fetched_from)}")
         if ctx.ingested_at:
             triples.append(f"{n} {KG.ingestedAt} {typed(ctx.ingested_at, XSD.dateTime)}")
         return [Mapped(graph, dump, unit_hash, triples, not_mapped=not_mapped)]

@@ -100,6 +100,7 @@ class Context:
     papers: PaperResolver | None = None  # the run's alias index; None: the plain identity rule
     licence: str | None = None  # the dumps' licence IRI, as the user gave it (--licence)
     attribution: str | None = None  # the dumps' attribution page (--attribution)
+    fetched_from: str | None = None  # the URL kg fetch downloaded the file from (its manifest)
     memo: dict[str, Any] = field(default_factory=dict)  # per-run scratch space of the mappers
 
     def paper(
