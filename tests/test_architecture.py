@@ -33,6 +33,7 @@ RANK = {
     "ingest": 2,
     "query": 3,
     "search": 3,
+    "sources": 3,
     "export": 4,
     "graph": 4,
     "library": 5,
