@@ -59,13 +59,13 @@ def base_data() -> dict[str, Any]:
                   ["Ada Lovelace", "Alan Turing"], tasks=[10, 11], methods=[7],
                   repos=[("https://github.com/example/vision-giants", True),
                          ("https://github.com/fan/vg-port", False)],
-                  hf=["https://huggingface.co/example/vision-giant"]),
+                  hf=["https://huggingface.co/example/vision-giant"], lineage=["1"]),
             paper(3, "2602.00002", "Reading Machines", "2026-02-03", ["Grace Hopper"],
                   tasks=[12], methods=[7], repos=[("https://github.com/example/reader", True)]),
             paper(4, None, "A Paper Without arXiv", "2026-02-20", ["Edsger Dijkstra"],
                   tasks=[12]),
             paper(5, "2605.00005", "Late Arrivals", "2026-05-15", ["Barbara Liskov"],
-                  tasks=[10]),
+                  tasks=[10], lineage=["2"]),
         ],
         "datasets": [
             {"id": 20, "slug": "imagenet", "name": "ImageNet",
@@ -86,7 +86,7 @@ def base_data() -> dict[str, Any]:
 def paper(
     pid: int, arxiv: str | None, title: str, published: str, authors: list[str], *,
     tasks: list[int] = (), methods: list[int] = (), repos: list[tuple[str, bool]] = (),
-    hf: list[str] = (),
+    hf: list[str] = (), lineage: list[str] = (),
 ) -> dict[str, Any]:  # fmt: skip
     return {
         "id": str(pid), "arxiv_id": arxiv, "title": title, "published": published,
@@ -94,7 +94,7 @@ def paper(
         "url_abs": f"https://arxiv.org/abs/{arxiv}" if arxiv else None,
         "task_ids": list(tasks), "method_ids": list(methods),
         "repositories": [{"url": u, "is_official": o} for u, o in repos],
-        "hf_models": list(hf), "hf_datasets": [], "hf_spaces": [],
+        "hf_models": list(hf), "hf_datasets": [], "hf_spaces": [], "lineage": list(lineage),
     }  # fmt: skip
 
 
@@ -140,7 +140,7 @@ class FakeApi:
 
     def paper_json(self, p: dict[str, Any], *, resources: bool, detail: bool) -> dict[str, Any]:
         tasks, methods = self.tasks_by_id(), {str(m["id"]): m for m in self.data["methods"]}
-        out = {k: v for k, v in p.items() if k not in ("task_ids", "method_ids")}
+        out = {k: v for k, v in p.items() if k not in ("task_ids", "method_ids", "lineage")}
         out["tasks"] = [{"id": str(t), "slug": tasks[str(t)]["slug"],
                          "name": tasks[str(t)]["name"]} for t in p["task_ids"]]  # fmt: skip
         out["methods"] = [{"id": str(m), "slug": methods[str(m)]["slug"],
@@ -148,9 +148,16 @@ class FakeApi:
         if not resources:
             for key in ("repositories", "hf_models", "hf_datasets", "hf_spaces"):
                 out.pop(key, None)
-        if detail:
-            out["predecessor_papers"] = []
-            out["successor_papers"] = []
+        if detail:  # lineage as `paper info` reads it: {route_identifier, title, published}
+            papers = {q["id"]: q for q in self.data["papers"]}
+
+            def ref(q: dict[str, Any]) -> dict[str, Any]:
+                return {"route_identifier": q["arxiv_id"] or q["id"], "title": q["title"],
+                        "published": q["published"]}  # fmt: skip
+
+            out["predecessor_papers"] = [ref(papers[i]) for i in p.get("lineage", [])]
+            out["successor_papers"] = [ref(q) for q in self.data["papers"]
+                                       if p["id"] in q.get("lineage", [])]  # fmt: skip
         return out
 
     def evaluation_json(self, e: dict[str, Any]) -> dict[str, Any]:

@@ -148,12 +148,16 @@ def test_a_first_pull_brings_the_api_as_its_json_says(api: FakeApi) -> None:
         assert {str(r["attribution"]) for r in rows} == {"https://paperswithcode.co/"}
         # tasks, methods, areas, a subtask, the HF artifact
         assert ask(g.store, f"""ASK {{
-            <{BASE}task/fine-grained-image-classification> kg:subtaskOf <{BASE}task/image-classification> .
+            <{BASE}task/fine-grained-image-classification> kg:subtaskOf ?parent .
             <{BASE}task/image-classification> kg:area <{BASE}area/computer-vision> .
             <{BASE}method/transformer> kg:introducedYear 2017 .
-            <{BASE}paper/arxiv/2601.00001> rdfs:seeAlso <https://huggingface.co/example/vision-giant> }}""".replace(
-            "rdfs:", "<http://www.w3.org/2000/01/rdf-schema#>").replace(
-            "<http://www.w3.org/2000/01/rdf-schema#>seeAlso", "<http://www.w3.org/2000/01/rdf-schema#seeAlso>"))  # fmt: skip
+            <{BASE}paper/arxiv/2601.00001> rdfs:seeAlso ?hf .
+            FILTER(?parent = <{BASE}task/image-classification>)
+            FILTER(?hf = <https://huggingface.co/example/vision-giant>) }}""")
+        # lineage: a paper references its predecessors; its successors reference it
+        lineage = select(g.store, MORE + """SELECT ?a ?b WHERE { ?a dcterms:references ?b }""")
+        assert {(str(r["a"]).rsplit("/", 1)[1], str(r["b"]).rsplit("/", 1)[1]) for r in lineage} == {
+            ("2601.00001", "1905.11946"), ("2605.00005", "2601.00001")}  # fmt: skip
 
 
 def test_a_second_pull_reads_only_what_is_new_or_changed(api: FakeApi) -> None:
@@ -352,6 +356,8 @@ def test_the_pull_merges_with_the_archive_and_its_new_best_ranks_first(
         assert ask(g.store, f"""ASK {{
             GRAPH <{BASE}graph/pwc-api/paper/arxiv/1905.11946> {{
               <{BASE}paper/{SLUG}> kg:codeLink ?c . ?c kg:isOfficial true }} }}""")  # fmt: skip
+        assert ask(g.store, f"ASK {{ <{BASE}paper/arxiv/2601.00001> dcterms:references "
+                            f"<{BASE}paper/{SLUG}> }}")  # lineage reaches the archive's node
         # one task, one dataset, one leaderboard; the same value is one result node
         boards = select(g.store, MORE + """SELECT DISTINCT ?b WHERE {
             ?b a kg:Leaderboard ; kg:onDataset ?d . ?d rdfs:label "ImageNet" }""")

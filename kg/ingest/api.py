@@ -92,6 +92,25 @@ class ApiMapper(DumpMapper):
             self.add(g, KG.ingestedAt, typed(self.ctx.ingested_at, XSD.dateTime))
         return self.entry(graph, subject)
 
+    def lineage(self, root: Obj, where: str, raw: Any) -> str | None:
+        """A paper of another's lineage (`{route_identifier, title, published}`), named as
+        the archive names papers: by arXiv id, else by title and year; None if neither."""
+        if not isinstance(raw, dict):
+            self.skip(where, "not a paper object")
+            return None
+        ref = root.child(where, raw)
+        route, title = ref.text("route_identifier") or ref.text("reference"), ref.text("title")
+        published = ref.text("published")
+        arxiv = arxiv_id(route) if route else None
+        year = published[:4] if published and published[:4].isdigit() else None
+        ref.raw("id")
+        if not (arxiv or title):
+            self.skip(where, "names no paper kg can identify (no arXiv id, no title)")
+            return None
+        q = iri(self.ctx.paper(arxiv=arxiv, title=None if arxiv else title, year=year))
+        self.paper_node(q, arxiv=arxiv, title=None if arxiv else title)
+        return q
+
     def slug_of(self, obj: Obj, kind: str) -> tuple[str, str | None]:
         name = obj.text("name")
         slug = obj.text("slug") or (pwc_slug(name) if name else None)
@@ -235,8 +254,11 @@ def map_paper(item: Any, ctx: Context, *, urls: list[str], unit_hash: str) -> Ma
             if target:
                 m.add(p, STD.seeAlso, iri(target))
     for field in ("predecessor_papers", "successor_papers"):
-        if root.array(field):
-            m.skip(field, "lineage: kg has no term for it yet")
+        for i, raw_ref in enumerate(root.array(field)):
+            other = m.lineage(root, f"{field}[{i}]", raw_ref)
+            if other is not None:  # the paper builds on its predecessors; successors on it
+                m.add(*((p, STD.references, other) if field[0] == "p" else
+                        (other, STD.references, p)))  # fmt: skip
     known(root, "paper")
     return m.api_entry("paper", key, m.paper_iri)
 
