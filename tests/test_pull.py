@@ -380,3 +380,22 @@ def test_the_pull_merges_with_the_archive_and_its_new_best_ranks_first(
     out = json.loads(done.stdout)
     ranked = [(e["model"], e["value"]) for e in out["sections"][0]["entries"]]
     assert ranked[:3] == [("Giant-H", "91.2"), ("EfficientNet-B7", "84.4"), ("ResNet-50", "76.0")]
+
+
+# --- the client's bounds -------------------------------------------------------------------------
+
+
+def test_a_response_over_the_bound_is_refused_and_retry_after_reads_both_forms(
+    api: FakeApi,
+) -> None:
+    from kg.sources.http import PoliteClient, retry_after
+
+    small = PoliteClient(api.base_url, rate=0, max_bytes=200)
+    with pytest.raises(SourceError, match="over the 200-byte bound"):
+        small.get_json("tasks/", {"page": 1, "page_size": 100})
+    assert PoliteClient(api.base_url, rate=0).get_json("areas/")[0]["slug"] == "computer-vision"
+    assert retry_after("7", 0.0) == 7.0
+    assert retry_after("Thu, 01 Jan 1970 00:00:30 GMT", 10.0) == 20.0
+    assert retry_after("soon", 0.0) is None and retry_after(None, 0.0) is None
+    with pytest.raises(SourceError, match="not an http"):
+        PoliteClient("file:///etc/passwd")
