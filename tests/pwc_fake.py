@@ -120,6 +120,7 @@ class FakeApi:
     requests: list[Request] = field(default_factory=list)
     faults: list[tuple[str, str]] = field(default_factory=list)  # (path prefix, fault)
     delay: float = 0.0  # seconds each answer takes (kill tests)
+    away: str = "http://127.0.0.2:9/api/v1/x"  # where the `away` fault redirects
     port: int = 0
 
     @property
@@ -244,7 +245,7 @@ def _handler(api: FakeApi) -> type[BaseHTTPRequestHandler]:
                 if fault[1] == "500":
                     return self.send(500, {"detail": "boom"})
                 if fault[1] == "away":
-                    return self.send(302, {}, {"Location": "http://127.0.0.2:9/api/v1/x"})
+                    return self.send(302, {}, {"Location": api.away})
                 if fault[1] == "cut":
                     status, body = api.answer(url.path, query)
                     data = json.dumps(body).encode()

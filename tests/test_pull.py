@@ -238,9 +238,16 @@ def test_repeated_failures_stop_with_one_line_and_keep_what_was_pulled(
 
 
 def test_a_redirect_elsewhere_is_refused(api: FakeApi) -> None:
-    api.fail("methods/", "away")
-    with kg.open(memory=True) as g, pytest.raises(SourceError, match="outside"):
-        pull(g, api)
+    import socket
+
+    with socket.create_server(("127.0.0.1", 0)) as elsewhere:  # another port: another origin
+        api.away = f"http://127.0.0.1:{elsewhere.getsockname()[1]}/api/v1/methods/"
+        api.fail("methods/", "away")
+        with kg.open(memory=True) as g, pytest.raises(SourceError, match="outside"):
+            pull(g, api)
+        elsewhere.settimeout(0.2)
+        with pytest.raises(TimeoutError):  # nobody connected there
+            elsewhere.accept()
 
 
 def test_a_missing_sub_resource_is_counted_and_skipped(api: FakeApi) -> None:
