@@ -679,7 +679,13 @@ class KnowledgeGraph:
         and their results, each page committed before the next is asked for; the cursor
         moves only when the run completes. Requests go only below `base_url`, at most
         `rate` a second (`max_requests` in all); a source failing `attempts` times in a row
-        raises `SourceError`, keeping what was pulled. Same identity as the archive."""
+        raises `SourceError`, keeping what was pulled. Same identity as the archive.
+
+        >>> g.pull(base_url="http://127.0.0.1:9/api/v1")  # g is open read-only
+        Traceback (most recent call last):
+        ...
+        kg.errors.StoreError: the store at ... is open read-only; open it with ... to pull
+        """
         if self.read_only:
             raise StoreError(
                 f"the store at {self.path} is open read-only; open it with "
