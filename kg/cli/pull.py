@@ -106,7 +106,7 @@ def print_summary(report: PullReport) -> None:
         f"{report.requests:,} requests to {report.base_url} ({report.retries} retried); "
         f"listed {listed}; read in full {fetched}, {report.evaluations:,} results; "
         f"[green]{ingest.added:,} added[/], {ingest.updated:,} updated, "
-        f"{ingest.unchanged:,} unchanged, {ingest.rejected:,} rejected",
+        f"{ingest.unchanged:,} unchanged, {ingest.rejected:,} rejected; {report.seconds:.1f} s",
         highlight=False,
     )
     if report.missing:

@@ -18,12 +18,13 @@ skips what landed (content hashes) and converges to the same graph.
 from __future__ import annotations
 
 import datetime as dt
+import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from kg.errors import RecordError, SourceError
+from kg.errors import RecordError, SourceError, UsageError
 from kg.ingest import api
 from kg.ingest.identity import pwc_slug
 from kg.ingest.ingestor import Ingestor, IngestReport
@@ -59,6 +60,7 @@ class PullReport:
     truncated: list[str] = field(default_factory=list)  # windows over the API's page cap
     stopped: str | None = None  # why the run stopped before the end (the cursor stayed)
     cursor: str | None = None  # the cursor after the run
+    seconds: float = 0.0
     ingest: IngestReport = field(default_factory=IngestReport)
 
     def as_dict(self) -> dict[str, Any]:
@@ -76,6 +78,7 @@ class PullReport:
             "unknown_fields": dict(self.ingest.unknown_keys),
             "stopped": self.stopped,
             "cursor": self.cursor,
+            "seconds": round(self.seconds, 3),
             "ingest": self.ingest.as_dict(),
         }
 
@@ -111,8 +114,6 @@ def parse_date(value: str, option: str) -> dt.date:
     try:
         return dt.date.fromisoformat(value)
     except ValueError:
-        from kg.errors import UsageError
-
         raise UsageError(f"{{parameter}} {value!r} is not a date: give YYYY-MM-DD",
                          parameter=option) from None  # fmt: skip
 
@@ -165,6 +166,7 @@ class Pull:
 
     # -- the run -------------------------------------------------------------------------------
     def run(self) -> PullReport:
+        started = time.perf_counter()
         try:
             self.taxonomy()
             self.papers()
@@ -177,6 +179,7 @@ class Pull:
         finally:
             self.report.requests = self.client.requests
             self.report.retries = self.client.retries
+            self.report.seconds = time.perf_counter() - started
         cursor = self.old_cursor
         if self.report.stopped is None:
             cursor = max(self.until, self.old_cursor or self.until)
