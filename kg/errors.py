@@ -128,6 +128,11 @@ class EndpointError(KgError):
     """A remote SPARQL endpoint is unreachable or answered with an error."""
 
 
+class SourceError(KgError):
+    """A remote source kg pulls from (the live API) failed repeatedly, redirected elsewhere or
+    answered outside its contract. What was pulled before it is kept; running again resumes."""
+
+
 class NotFoundError(KgError):
     """A named thing (query, paper, graph) does not exist."""
 

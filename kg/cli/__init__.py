@@ -7,6 +7,7 @@ from kg.cli import (
     graph,  # noqa: F401  (registers project, similar, shared, communities)
     leaderboard,  # noqa: F401  (registers leaderboard)
     mcp,  # noqa: F401  (registers mcp)
+    pull,  # noqa: F401  (registers pull)
     query,  # noqa: F401  (registers query)
     search,  # noqa: F401  (registers search)
     serve,  # noqa: F401  (registers serve)

@@ -515,14 +515,43 @@ class Ingestor:
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="kg-writer") as writer:
             self._writer = writer
             try:
-                self._ingest_batches(names)
+                self._ingest_batches(self._units(self._items(names)))
             finally:
                 self._settle()
 
-    def _ingest_batches(self, names: list[str]) -> None:
+    def context(self, source_file: str, snapshot: str | None) -> Context:
+        """The mapping context of this run for units mapped outside `run` (`write`)."""
+        return Context(
+            self.iris,
+            source_file=source_file,
+            ingested_at=self.ingested_at,
+            snapshot=snapshot,
+            papers=self.papers,
+            memo=self.memo,
+            max_items=self.max_items,
+            licence=self.licence,
+            attribution=self.attribution,
+        )
+
+    def write(self, units: Iterable[Mapped | RecordError], *, source: str) -> None:
+        """Write units mapped elsewhere (the live API's responses, kg.sources.pwc_api) the
+        way `run` writes files' units: unchanged ones skipped, changed graphs replaced whole,
+        aliases applied, errors reported. Everything is committed when this returns."""
+        self.report.files += 1
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="kg-writer") as writer:
+            self._writer = writer
+            try:
+                self._ingest_batches(
+                    unit if isinstance(unit, RecordError) else _Unit(unit, source, unit.graph)
+                    for unit in units
+                )
+            finally:
+                self._settle()
+
+    def _ingest_batches(self, units: Iterable[_Unit | RecordError]) -> None:
         batch: list[_Unit] = []
         quads = 0
-        for unit in self._units(self._items(names)):
+        for unit in units:
             self.report.graphs += 1
             if isinstance(unit, RecordError):
                 self._reject(unit)

@@ -265,6 +265,7 @@ class STD:
     altLabel = f"<{SKOS_NS}altLabel>"
     description = f"<{DCTERMS_NS}description>"
     bibliographicCitation = f"<{DCTERMS_NS}bibliographicCitation>"
+    references = f"<{DCTERMS_NS}references>"  # a paper's lineage: the papers it builds on
     homepage = f"<{FOAF_NS}homepage>"
     primaryTopic = f"<{FOAF_NS}primaryTopic>"
     wasDerivedFrom = f"<{PROV_NS}wasDerivedFrom>"
