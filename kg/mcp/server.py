@@ -30,6 +30,7 @@ from kg.graph.relations import (
     METRIC_NAMES,
     SUGGEST_KINDS,
 )
+from kg.library.results import plain_json
 from kg.mcp.texts import guide_text, prompt_text
 from kg.rdf.sparql_scan import refuse_outbound, scan
 
@@ -102,8 +103,8 @@ def build(
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
     async def run(call: str, **kwargs: Any) -> dict[str, Any]:
-        try:
-            return await backend.call(call, **kwargs)
+        try:  # standard JSON: a number beyond float range is null (its text stays)
+            return plain_json(await backend.call(call, **kwargs))  # type: ignore[no-any-return]
         except KgError as exc:
             raise ToolError(_line(exc.worded(spell))) from None
 
@@ -243,7 +244,7 @@ def build(
         leaderboard, its most similar papers, and the records and dumps it comes from
         (what the paper's page at /paper/<slug> shows)."""
         try:
-            return await backend.paper(paper)
+            return plain_json(await backend.paper(paper))  # type: ignore[no-any-return]
         except KgError as exc:
             raise ToolError(_line(exc.worded(spell))) from None
 
