@@ -254,7 +254,10 @@ class KgServer:
         self.on_ready: Callable[[KgServer], None] | None = None
         self.on_failed_start: Callable[[KgError], None] | None = None
         self._store_search: StoreSearch | None = None
-        self.mcp = LazyMcp(self._mcp_app)
+        self.mcp = LazyMcp(
+            self._mcp_app,
+            lambda request: read_body(request, config.max_body_bytes, config.body_timeout),
+        )
         #: Named query pages rendered, by (store generation, query, values): a query over the
         #: whole store (tasks-in-area: 215 ms of CPU at archive scale 0.1) is run once a
         #: store version, as leaderboards are.
