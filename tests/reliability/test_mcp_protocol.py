@@ -24,7 +24,7 @@ import pytest
 
 from kg.rdf.store import GraphStore
 from tests.query_data import build
-from tests.serve_support import KG_BIN, STOPPED, ServeProcess
+from tests.serve_support import KG_BIN, SLOW_QUERY, STOPPED, ServeProcess
 
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "protocolVersion": "2025-06-18", "capabilities": {},
@@ -208,3 +208,35 @@ def test_idle_mcp_connections_at_the_cap_do_not_lock_out_a_new_client(
     finally:
         for sock in idle:
             sock.close()
+
+
+def test_a_call_waiting_for_a_busy_worker_says_the_server_is_busy(store: Path) -> None:
+    """One worker held by a query that runs to the 2 s limit: a call behind it waits within
+    its own 2 s, and if no worker came free in that time its error says the server is busy
+    (and nothing was started), not that the call overran."""
+    from mcp import Client, StdioServerParameters
+
+    params = StdioServerParameters(command=KG_BIN, args=[
+        "--store", str(store), "mcp", "--workers", "1", "--timeout", "2"])
+
+    async def main() -> list[Any]:
+        async with Client(params, read_timeout_seconds=120) as client:
+            results: list[Any] = [None, None]
+
+            async def call(i: int, query: str) -> None:
+                results[i] = await client.call_tool("sparql", {"query": query})
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(call, 0, SLOW_QUERY)
+                await anyio.sleep(0.3)  # the slow one holds the worker first
+                group.start_soon(call, 1, "ASK { ?s ?p ?o }")
+            return results
+
+    slow, fast = anyio.run(main)
+    assert slow.is_error and "2 s" in slow.content[0].text, slow.content[0].text
+    if fast.is_error:  # no worker came free within the call's own limit
+        text = fast.content[0].text
+        assert "the server is busy" in text and "2 s this request may take" in text, text
+        assert "kg mcp --workers" in text, text
+    else:
+        assert fast.structured_content["boolean"] is True
