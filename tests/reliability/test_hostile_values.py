@@ -158,6 +158,11 @@ def test_the_pages_answer_and_the_json_is_standard(server: ServeProcess) -> None
         assert history.status_code == 200
         points = strict_json(history.text)
         assert None in [p["value"] for p in points]  # 1e309: a null, its text on the page
+    for feed in ("/feeds/sota.atom", "/task/image-classification/sota.atom"):
+        atom = server.get(feed)
+        assert atom.status_code == 200, atom.text[-2000:]
+        text = "".join(ET.fromstring(atom.content).itertext())
+        assert "1e309" in text and "None" not in text and "inf)" not in text
 
 
 def test_mcp_writes_standard_json(server: ServeProcess) -> None:
