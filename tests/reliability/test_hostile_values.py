@@ -82,7 +82,7 @@ VALUES = st.one_of(
 )
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                  HealthCheck.function_scoped_fixture])
 @given(values=st.lists(VALUES, min_size=1, max_size=6))
 def test_any_metric_value_gives_a_page_a_chart_and_standard_json(
