@@ -468,7 +468,9 @@ def test_stdout_carries_only_protocol_frames(readme_store: Path) -> None:
         out.append(lines.get())
     replies = [json.loads(line) for line in out if line.strip()]
     assert all(r.get("jsonrpc") == "2.0" for r in replies), out
-    by_id = {r["id"]: r for r in replies if "id" in r}
+    by_id = {r["id"]: r for r in replies if r.get("id") is not None}
+    parse_errors = [r for r in replies if "id" in r and r["id"] is None]
+    assert [r["error"]["code"] for r in parse_errors] == [-32700], replies  # the non-JSON line
     assert by_id[2]["result"]["isError"] is True
     assert by_id[3]["result"]["isError"] is True
     assert by_id[max(by_id)]["result"]["structuredContent"]["rows"] == 1, by_id[max(by_id)]

@@ -209,6 +209,14 @@ def main() -> None:
     app()
 
 
+def emit_json(data: Any) -> None:
+    """Print data as JSON, the one way `--json` and `--format json` write it: standard JSON,
+    a number beyond float range as `null` (kg.library.results.json_text)."""
+    from kg.library.results import json_text
+
+    emit(json_text(data, indent=1))
+
+
 def emit(rendered: str | RenderableType) -> None:
     """Print a result: text as it is (with a final newline), a rich renderable on the console."""
     if isinstance(rendered, str):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from pathlib import Path
@@ -12,6 +11,7 @@ import typer
 
 from kg.cli.app import command, err, out, state
 from kg.errors import UsageError
+from kg.library.results import json_text
 from kg.rdf.formats import WRITABLE_RDF
 from kg.resources import exports_dir
 
@@ -107,7 +107,7 @@ def export_command(
             highlight=False,
         )
     if as_json:
-        (err if out_path == "-" else out).print_json(json.dumps(report.as_dict()))
+        (err if out_path == "-" else out).print_json(json_text(report.as_dict()))
     else:
         err.print(_summary(report, where), highlight=False)
 

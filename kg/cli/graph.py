@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from kg.cli.app import command, emit, err, state
+from kg.cli.app import command, emit, emit_json, err, state
 from kg.errors import UsageError
 from kg.graph.relations import (
     BY_CHOICES,
@@ -39,7 +38,7 @@ KIND_HELP = (
 
 
 def _dump(data: Any) -> None:
-    emit(json.dumps(data, indent=1, ensure_ascii=False))
+    emit_json(data)
 
 
 def _item_text(item: SharedItem) -> str:

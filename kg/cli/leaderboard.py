@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import sys
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from kg.cli.app import command, emit, out, state
+from kg.cli.app import command, emit, emit_json, out, state
 from kg.errors import UsageError
 
 if TYPE_CHECKING:
@@ -215,12 +214,11 @@ def leaderboard_command(
         sections = list(board.sections)
     if fmt == "json":
         if history:
-            emit(json.dumps([p.as_json() for p in sections[0].history], indent=1,
-                            ensure_ascii=False))
+            emit_json([p.as_json() for p in sections[0].history])
         else:
             data = board.as_json()
             data["sections"] = [s.as_json() for s in sections]
-            emit(json.dumps(data, indent=1, ensure_ascii=False))
+            emit_json(data)
         return
     if fmt == "csv":
         emit(_csv(board, sections, history))

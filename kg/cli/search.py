@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from typing import Annotated
 
 import typer
 from rich.markup import escape
 
-from kg.cli.app import command, emit, err, out, state
+from kg.cli.app import command, emit_json, err, out, state
 from kg.errors import UsageError
 
 
@@ -62,7 +61,7 @@ def search(
     assert query is not None
     results = graph.search(query, type=type_, top=limit, page=page)
     if as_json:
-        emit(json.dumps(results.as_dict(), indent=1, ensure_ascii=False))
+        emit_json(results.as_dict())
         return
     if not results.total:
         err.print("no hits", highlight=False)

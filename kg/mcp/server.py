@@ -30,6 +30,7 @@ from kg.graph.relations import (
     METRIC_NAMES,
     SUGGEST_KINDS,
 )
+from kg.library.results import plain_json
 from kg.mcp.texts import guide_text, prompt_text
 from kg.rdf.sparql_scan import refuse_outbound, scan
 
@@ -102,8 +103,8 @@ def build(
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
     async def run(call: str, **kwargs: Any) -> dict[str, Any]:
-        try:
-            return await backend.call(call, **kwargs)
+        try:  # standard JSON: a number beyond float range is null (its text stays)
+            return plain_json(await backend.call(call, **kwargs))  # type: ignore[no-any-return]
         except KgError as exc:
             raise ToolError(_line(exc.worded(spell))) from None
 
@@ -243,7 +244,7 @@ def build(
         leaderboard, its most similar papers, and the records and dumps it comes from
         (what the paper's page at /paper/<slug> shows)."""
         try:
-            return await backend.paper(paper)
+            return plain_json(await backend.paper(paper))  # type: ignore[no-any-return]
         except KgError as exc:
             raise ToolError(_line(exc.worded(spell))) from None
 
@@ -437,4 +438,108 @@ def build(
         named query first, then write and refine a query."""
         return prompt_text("ask-with-sparql.md", question=question)
 
+    _strict_arguments(server)
     return server
+
+
+#: The Python values each JSON Schema type takes: no coercion ("5" is no integer, true no 1).
+_JSON_TYPES: dict[str, Callable[[Any], bool]] = {
+    "string": lambda v: isinstance(v, str),
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+    "boolean": lambda v: isinstance(v, bool),
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+    "null": lambda v: v is None,
+}
+
+
+def _types(schema: dict[str, Any]) -> list[str]:
+    """The JSON types a property's schema admits (`type`, or each of its `anyOf`)."""
+    if "type" in schema:
+        kind = schema["type"]
+        return [kind] if isinstance(kind, str) else list(kind)
+    return [t for option in schema.get("anyOf", ()) for t in _types(option)]
+
+
+def argument_problem(schema: dict[str, Any], arguments: dict[str, Any]) -> str | None:
+    """What is wrong with a call's arguments against its tool's input schema, in words: an
+    argument the tool does not take, or a value of another JSON type; None when nothing is
+    (the SDK then checks the ranges and lengths).
+
+    >>> schema = {"properties": {"top": {"type": "integer"}, "type": {"anyOf": [
+    ...     {"type": "string"}, {"type": "null"}]}}}
+    >>> argument_problem(schema, {"top": True})
+    "the argument 'top' must be an integer, not true"
+    >>> argument_problem(schema, {"tpo": 3})
+    "this tool takes no argument 'tpo'; its arguments are: top, type"
+    >>> argument_problem(schema, {"top": 3, "type": None}) is None
+    True
+    """
+    properties: dict[str, Any] = schema.get("properties", {})
+    for name, value in arguments.items():
+        if name not in properties:
+            return (
+                f"this tool takes no argument {name!r}; its arguments are: "
+                f"{', '.join(properties) or 'none'}"
+            )
+        kinds = _types(properties[name])
+        if kinds and not any(_JSON_TYPES.get(k, lambda _: True)(value) for k in kinds):
+            wanted = " or ".join(
+                "an integer" if k == "integer" else f"a {k}" if k != "null" else "null"
+                for k in kinds
+            )
+            return f"the argument {name!r} must be {wanted}, not {json.dumps(value)[:80]}"
+    return None
+
+
+def _strict_arguments(server: "MCPServer") -> None:
+    """Refuse what the SDK would coerce or drop: a tool call's unknown or mistyped argument
+    (`top: true` is no 1) comes back as a tool error, a prompt asked by an unknown name or
+    without its arguments as a JSON-RPC error (invalid params), never an internal error."""
+    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.shared.exceptions import MCPError
+    from mcp_types import INVALID_PARAMS
+
+    call_tool, get_prompt = server.call_tool, server.get_prompt
+    schemas: dict[str, dict[str, Any]] = {}
+
+    async def strict_call_tool(name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        if not schemas:
+            schemas.update({t.name: t.input_schema for t in await server.list_tools()})
+        if name in schemas:  # an unknown tool: the SDK's own error names it
+            problem = argument_problem(schemas[name], arguments)
+            if problem:
+                raise ToolError(problem)
+        return await call_tool(name, arguments, context)
+
+    async def strict_get_prompt(
+        name: str, arguments: dict[str, Any] | None = None, context: Any = None
+    ) -> Any:
+        prompts = {p.name: p for p in await server.list_prompts()}
+        prompt = prompts.get(name)
+        if prompt is None:
+            raise MCPError(
+                INVALID_PARAMS, f"unknown prompt {name!r}; the prompts are: {', '.join(prompts)}"
+            )
+        given = arguments or {}
+        takes = {a.name: a for a in prompt.arguments or ()}
+        for key, value in given.items():
+            if key not in takes:
+                raise MCPError(
+                    INVALID_PARAMS,
+                    f"the prompt {name!r} takes no argument {key!r}; its arguments are: "
+                    f"{', '.join(takes)}",
+                )
+            if not isinstance(value, str):
+                raise MCPError(INVALID_PARAMS, f"the argument {key!r} must be text")
+        missing = [a for a, arg in takes.items() if arg.required and a not in given]
+        if missing:
+            raise MCPError(
+                INVALID_PARAMS, f"the prompt {name!r} needs the argument {missing[0]!r}"
+            )
+        return await get_prompt(name, arguments, context)
+
+    # instance attributes: the SDK's request handlers call `self.call_tool` / `self.get_prompt`
+    setattr(server, "call_tool", strict_call_tool)  # noqa: B010
+    setattr(server, "get_prompt", strict_get_prompt)  # noqa: B010

@@ -20,6 +20,7 @@ query texts (`leaderboard_queries`) in its worker pool and calls `build` on the 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import Decimal, InvalidOperation
@@ -211,12 +212,18 @@ class Leaderboard:
 
 
 def json_number(value: Decimal | None) -> int | float | None:
-    """A decimal as a JSON number: an integer when it is whole, else a float."""
-    if value is None:
+    """A decimal as a JSON number: an integer when it is whole, else a float; None when no
+    float holds it (beyond ±1.8e308: the value as published is still the entry's `value`).
+
+    >>> json_number(Decimal("88.5")), json_number(Decimal("12")), json_number(Decimal("1e309"))
+    (88.5, 12, None)
+    """
+    if value is None or not value.is_finite():
         return None
-    if value == value.to_integral_value() and abs(value) < 10**15:
+    if abs(value) < 10**15 and value == value.to_integral_value():
         return int(value)
-    return float(value)
+    number = float(value)
+    return number if math.isfinite(number) else None
 
 
 # --- the queries ----------------------------------------------------------------------------

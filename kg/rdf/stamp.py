@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from kg.errors import StoreVersionError
+from kg.errors import StoreError, StoreVersionError
 from kg.rdf.snapshots import READERS_DIR
 
 #: The version of kg's mapping and layout this kg writes, and the only one it reads. Bump it
@@ -57,6 +57,13 @@ def check(path: Path) -> int:
     found = read_version(path)
     if found == STORE_VERSION:
         return found
+    if found is None and not any(path.glob("MANIFEST-*")):
+        # RocksDB's CURRENT names a MANIFEST that every store, of any version, has
+        raise StoreError(
+            f"the store at {path} is broken: it has RocksDB's CURRENT but no MANIFEST file, "
+            f"so its data cannot be read (files were lost or it was copied in part); remove "
+            f"{path} and ingest your inputs again (`kg --store {path} ingest FILES`)"
+        )
     if found is None or found < STORE_VERSION:
         which = "1, from before stores recorded their version" if found is None else found
         raise StoreVersionError(

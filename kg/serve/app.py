@@ -34,7 +34,7 @@ from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
@@ -75,7 +75,7 @@ from kg.serve import (
 )
 from kg.serve.mcp import LazyMcp
 from kg.serve.pool import CLIENT, QueryJob, QueryPool, Source
-from kg.serve.render import render
+from kg.serve.render import JsonResponse, render
 
 if TYPE_CHECKING:
     from kg.search import StoreSearch
@@ -254,7 +254,10 @@ class KgServer:
         self.on_ready: Callable[[KgServer], None] | None = None
         self.on_failed_start: Callable[[KgError], None] | None = None
         self._store_search: StoreSearch | None = None
-        self.mcp = LazyMcp(self._mcp_app)
+        self.mcp = LazyMcp(
+            self._mcp_app,
+            lambda request: read_body(request, config.max_body_bytes, config.body_timeout),
+        )
         #: Named query pages rendered, by (store generation, query, values): a query over the
         #: whole store (tasks-in-area: 215 ms of CPU at archive scale 0.1) is run once a
         #: store version, as leaderboards are.
@@ -437,7 +440,7 @@ class KgServer:
                 headers={"Vary": "Accept", "Content-Security-Policy": _PAGE_CSP,
                          "X-Content-Type-Options": "nosniff"},
             )
-        return JSONResponse(
+        return JsonResponse(
             {**results.as_json(text, type_, described), "links": context["links"]},
             headers={"Vary": "Accept"},
         )
@@ -617,7 +620,7 @@ class KgServer:
             {**q.as_json(), "url": f"/queries/{q.name}", "sparql": q.sparql}
             for q in self.queries.values()
         ]
-        return JSONResponse(items)
+        return JsonResponse(items)
 
     def _named_values(self, request: Request) -> tuple[NamedQuery, Params, dict[str, str]]:
         name = request.path_params["name"]
@@ -817,7 +820,7 @@ class KgServer:
         """The pool's state, from the server process alone: it needs no worker, so it
         answers while every worker is busy (issue 31)."""
         stats = self.running.stats
-        return JSONResponse(
+        return JsonResponse(
             {
                 "status": "ok",
                 "worker": stats.worker_pids[0] if stats.worker_pids else None,
@@ -849,7 +852,7 @@ async def _kg_error(request: Request, exc: Exception) -> Response:
             "parameter": exc.parameter.name if exc.parameter else None,
             "candidates": list(exc.candidates),
         }
-        return JSONResponse(body, status_code=status_for(exc))
+        return JsonResponse(body, status_code=status_for(exc))
     # a parse error says what and where itself (kg.rdf.query_text.syntax_message)
     return _error(status_for(exc), message)
 

@@ -16,13 +16,16 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from kg.query.leaderboard import Section
+from kg.query.leaderboard import Section, best_so_far
 
 WIDTH, HEIGHT = 760, 340
 LEFT, RIGHT, TOP, BOTTOM = 60, 20, 34, 42
 LABEL_CHARS = 30  # a new best's label is cut to this many characters
 MAX_LABELS = 14  # new bests beyond this many are marked, not labelled (the latest ones win)
 CHAR_WIDTH = 5.9  # an average character of the 10.5px label font, in user units
+#: The largest value the chart draws: beyond it (up to 1.8e308 a float still holds it, but a
+#: span or a tick step would not) a result is left out of the chart and stays in the table.
+DRAWABLE = Decimal("1e300")
 
 
 @dataclass(frozen=True)
@@ -140,6 +143,15 @@ def best_so_far_chart(
     heading = title or f"{section.metric}: the best result over time"
     subtitle = section.ranked_by
     history = section.history
+    if any(abs(p.value) > DRAWABLE for p in history):
+        # the series again over the results the chart can draw, so the step line stays on it
+        kept = [e for e in section.entries if e.number is None or abs(e.number) <= DRAWABLE]
+        history = tuple(best_so_far(kept, section.direction))
+        left_out = len(section.history) - len(history)
+        subtitle += (
+            f"; {left_out:,} result{'s' if left_out > 1 else ''} beyond ±1e300 "
+            "left out of the chart (the table has them)"
+        )
     if not history:
         return Chart(
             heading, subtitle, width, height, (), "", (), (), (left, top, right, bottom),

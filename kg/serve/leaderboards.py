@@ -16,7 +16,6 @@ at once; `build` ranks them exactly as `kg leaderboard` does.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Generic, TypeVar
@@ -26,6 +25,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from kg.errors import NotFoundError, ParameterError
+from kg.library.results import json_text
 from kg.query.leaderboard import (
     CODE,
     FLAGS,
@@ -283,7 +283,7 @@ def routes(running: Callable[[], QueryPool], base: str, entity: Handler) -> list
             body = rendered.output(
                 "history",
                 section.metric,
-                lambda: json.dumps([p.as_json() for p in section.history], ensure_ascii=False),
+                lambda: json_text([p.as_json() for p in section.history]),
             )
             return Response(
                 body,
