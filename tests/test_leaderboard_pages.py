@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from html.parser import HTMLParser
@@ -292,6 +293,40 @@ def _anchors(html: str) -> list[tuple[str, list[tuple[str, str | None]]]]:
 
     Collect().feed(html)
     return found
+
+
+def test_a_paper_page_groups_its_results_per_benchmark(
+    readme_client: TestClient, readme_store: Path, cli: CliRunner
+) -> None:
+    """2003.08237's 32 results: one benchmark (Image Classification on ImageNet), a row per
+    model, the metrics as columns, each value with the rank `kg leaderboard` gives it."""
+    html = readme_client.get("/paper/arxiv/2003.08237", headers=HTML).text
+    section = html[html.index('<section id="results"'):]
+    section = section[: section.index("</section>")]
+    assert "32 results in 1 benchmark" in section
+    assert section.count('<h3 class="benchmark">') == 1
+    heads = re.findall(r'<th class="num">([^<]*)</th>', section)
+    assert heads == ["Top 1 Accuracy", "Top 5 Accuracy", "Number of params"]  # most reported first
+    got = {
+        (model, metric): (value, rank)
+        for model, row in re.findall(r'<tr><td class="model">([^<]*)</td>(.*?)</tr>', section, re.S)
+        for metric, value, rank in re.findall(
+            r'<td class="num" data-label="([^"]*)">([^<]*) <span class="rank"[^>]*>([^<]*)</span>', row
+        )
+    }
+    board = json.loads(
+        run(cli, "--store", str(readme_store), "leaderboard", "image-classification",
+            "imagenet", "--format", "json").stdout
+    )
+    want = {}
+    for s in board["sections"]:
+        scored = sum(1 for e in s["entries"] if e["number"] is not None)
+        for e in s["entries"]:
+            if (e["paper"] or "").endswith("/paper/arxiv/2003.08237"):
+                want[(e["model"], s["metric"])] = (e["value"], f"#{e['rank']} of {scored}")
+    assert len(want) == 32 and got == want
+    models = re.findall(r'<tr><td class="model">([^<]*)</td>', section)
+    assert models[0] == "FixEfficientNet-L2"  # rows by their rank on the first metric
 
 
 # --- hostile names ------------------------------------------------------------------------------
