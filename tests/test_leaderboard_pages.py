@@ -107,10 +107,11 @@ def test_the_imagenet_page_ranks_top_1_accuracy_with_its_chart(
     assert "script-src" not in response.headers["content-security-policy"]
     page = _page(response.text)
     assert "script" not in page.tags  # no JavaScript on the page
+    # the sort metric's chart, the table, then the other metrics' charts
     assert [s["h2"] for s in page.sections] == [
-        "Results", "Top 1 Accuracy", "Top 5 Accuracy", "Number of params",
+        "Top 1 Accuracy", "Results", "Top 5 Accuracy", "Number of params",
     ]
-    table, top1 = page.sections[0], page.sections[1]
+    top1, table = page.sections[0], page.sections[1]
     first = table["rows"][0]
     # rank, model, then a column per metric: Top 1 and Top 5 Accuracy side by side
     assert first[:5] == ["1", "FixEfficientNet-L2", "88.5%", "98.7%", "480M"]
@@ -154,7 +155,7 @@ def test_one_row_per_table_row_sorted_and_filtered_server_side(
     that metric in its direction; the filters drop the rows without code and the flagged
     ones, as the JSON of `kg leaderboard` says they should."""
     raw = _raw_imagenet_rows()
-    rows = _page(readme_client.get(IMAGENET, headers=HTML).text).sections[0]["rows"]
+    rows = _page(readme_client.get(IMAGENET, headers=HTML).text).sections[1]["rows"]
     assert len(rows) == len(raw) == 199
     raw_top1 = sorted(
         (float(r["metrics"]["Top 1 Accuracy"].rstrip("%")) for r in raw
@@ -165,7 +166,7 @@ def test_one_row_per_table_row_sorted_and_filtered_server_side(
     assert shown == raw_top1  # the default sort: Top 1 Accuracy, reported by the most rows
 
     by_params = _page(readme_client.get(IMAGENET, params={"sort": "number of params"}, headers=HTML).text)
-    params_rows = by_params.sections[0]["rows"]
+    params_rows = by_params.sections[1]["rows"]
     board = json.loads(
         run(cli, "--store", str(readme_store), "leaderboard", "image-classification",
             "imagenet", "--format", "json").stdout
@@ -176,18 +177,18 @@ def test_one_row_per_table_row_sorted_and_filtered_server_side(
     assert [r[4] for r in params_rows] == [e["value"] for e in params["entries"]] + [""] * (
         199 - len(params["entries"])
     )
-    assert by_params.sections[1]["h2"] == "Number of params"  # its chart comes first
+    assert by_params.sections[0]["h2"] == "Number of params"  # its chart comes first
     with_code = _page(readme_client.get(IMAGENET, params={"code": "1"}, headers=HTML).text)
     (top1,) = (s for s in board["sections"] if s["metric"] == "Top 1 Accuracy")
     coded = sum(1 for e in top1["entries"] if board["code"].get(e["paper"] or ""))
-    kept = with_code.sections[0]["rows"]
+    kept = with_code.sections[1]["rows"]
     assert all(r[6] for r in kept) and sum(1 for r in kept if r[2]) == coded
     unflagged = _page(readme_client.get(IMAGENET, params={"hide_flagged": "1"}, headers=HTML).text)
     flagged_rows = {
         (e["model"], e["paper"]) for s in board["sections"] for e in s["entries"] if e["flags"]
     }
-    assert len(unflagged.sections[0]["rows"]) == 199 - len(flagged_rows)
-    assert not any("⚑" in " ".join(r) for r in unflagged.sections[0]["rows"])
+    assert len(unflagged.sections[1]["rows"]) == 199 - len(flagged_rows)
+    assert not any("⚑" in " ".join(r) for r in unflagged.sections[1]["rows"])
 
     bad = readme_client.get(IMAGENET, params={"code": "maybe"}, headers=HTML)
     assert bad.status_code == 400 and "1 or 0" in bad.text
@@ -374,8 +375,8 @@ def test_hostile_model_names_render_inert(tmp_path: Path) -> None:
         assert page.status_code == 200
         parsed = _page(page.text)
         assert "script" not in parsed.tags and parsed.tags.count("svg") == 1
-        assert parsed.sections[0]["rows"][0][1] == HOSTILE_MODEL
-        assert any(t.startswith(HOSTILE_MODEL) for t in parsed.sections[1]["titles"])
+        assert parsed.sections[1]["rows"][0][1] == HOSTILE_MODEL
+        assert any(t.startswith(HOSTILE_MODEL) for t in parsed.sections[0]["titles"])
 
         history = client.get(IMAGENET + "/history.json").json()
         assert [(p["date"], p["value"], p["model"], p["best"]) for p in history] == [
@@ -412,7 +413,7 @@ def test_code_with_its_harvested_samples_on_a_records_leaderboard(tmp_path: Path
         response = client.get(IMAGENET, headers=HTML)
         assert response.status_code == 200, response.text
         page = _page(response.text)
-        table, top1, top5 = page.sections
+        top1, table, top5 = page.sections
         assert top1["h2"] == "Top 1 Accuracy" and top5["h2"] == "Top 5 Error"
         # a row per model and paper: Beta-S reports both metrics, in one row
         assert [r[:4] for r in table["rows"]] == [
@@ -443,5 +444,5 @@ def test_a_leaderboard_with_a_non_ascii_key_answers(tmp_path: Path) -> None:
         href = "/leaderboard/machine-translation/%E6%95%B0%E6%8D%AE%E9%9B%86"
         page = client.get(href, headers=HTML)
         assert page.status_code == 200, page.text
-        assert _page(page.text).sections[0]["rows"][0][:3] == ["1", "M", "30.5"]
+        assert _page(page.text).sections[1]["rows"][0][:3] == ["1", "M", "30.5"]
         assert client.get(href + "/history.json").json()[0]["value"] == 30.5
