@@ -130,6 +130,8 @@ def test_the_imagenet_page_ranks_top_1_accuracy_with_its_chart(
     assert "Data as of 2020-08-28" in " ".join(page.footer.split())
     assert "CC BY-SA 4.0" in page.footer
     assert "lower is better: lowest first" in response.text  # Number of params
+    # the 2020 tables never say whether a result used extra training data: no such filter
+    assert 'name="code"' in response.text and 'name="hide_extra"' not in response.text
 
     as_json = readme_client.get(IMAGENET + "/history.json", params={"metric": "top 1 accuracy"})
     assert as_json.status_code == 200 and as_json.headers["content-type"] == "application/json"
@@ -428,6 +430,37 @@ def test_code_with_its_harvested_samples_on_a_records_leaderboard(tmp_path: Path
         assert beta[5].startswith("beta-lab/beta") and "ran draft wrong 1" in beta[5]
         assert "lower is better: lowest first" in response.text
         assert "No snapshot date is recorded" in page.footer
+
+
+def test_the_extra_training_data_filter_where_the_source_says_so(tmp_path: Path) -> None:
+    """Rows that say `uses_additional_data`: the page offers the filter, marks the row, and
+    `?hide_extra=1` hides it; a row that says false, or nothing, stays. Where no row says,
+    the filter is not offered (the README store's ImageNet table)."""
+    rows = [
+        {"model_name": "Big", "paper_title": "Big Data Net", "paper_date": "2020-01-01",
+         "paper_url": "https://arxiv.org/abs/2001.00002", "uses_additional_data": True,
+         "metrics": {"Top 1 Accuracy": "90.0", "Top 5 Accuracy": "99.0"}},
+        {"model_name": "Lean", "paper_title": "Lean Net", "paper_date": "2019-01-01",
+         "paper_url": "https://arxiv.org/abs/1901.00002", "uses_additional_data": False,
+         "metrics": {"Top 1 Accuracy": "80.0"}},
+        {"model_name": "Quiet", "paper_title": "Quiet Net", "paper_date": "2018-01-01",
+         "paper_url": "https://arxiv.org/abs/1801.00002", "metrics": {"Top 1 Accuracy": "70.0"}},
+    ]
+    table = [{"task": "Image Classification", "datasets": [
+        {"dataset": "ImageNet", "sota": {"metrics": ["Top 1 Accuracy"], "rows": rows}}
+    ], "subtasks": []}]
+    path = tmp_path / "evaluation-tables.json"
+    path.write_text(json.dumps(table), encoding="utf-8")
+    store = GraphStore.memory()
+    assert ingest(store, [str(path)], base_iri=BASE).rejected == 0
+    with client_for(store, workers=1) as client:
+        page = client.get(IMAGENET, headers=HTML).text
+        assert 'name="hide_extra"' in page
+        shown = _page(page).sections[1]["rows"]
+        assert [r[1] for r in shown] == ["Big extra data", "Lean", "Quiet"]
+        assert shown[0][2:4] == ["90.0", "99.0"]  # one row, both metrics
+        hidden = _page(client.get(IMAGENET, params={"hide_extra": "1"}, headers=HTML).text)
+        assert [r[1] for r in hidden.sections[1]["rows"]] == ["Lean", "Quiet"]
 
 
 def test_a_leaderboard_with_a_non_ascii_key_answers(tmp_path: Path) -> None:
