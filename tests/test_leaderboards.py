@@ -245,6 +245,83 @@ def test_best_so_far_of_50_leaderboards_matches_the_raw_tables(
         assert last_of_date == by_date, where
 
 
+# --- code: official first, then the source's order ----------------------------------------
+
+
+def _repo_key(url: str) -> str:
+    """owner/name of a GitHub URL, as kg keys repositories (lower case)."""
+    parts = url.split("://", 1)[-1].split("/")
+    return "/".join(parts[1:3]).lower()
+
+
+def test_code_is_listed_in_the_order_the_table_rows_give(
+    readme_store: Path, cli: CliRunner
+) -> None:
+    """The tables give no official flag: each paper's code on the ImageNet board comes in
+    the order its row lists it (checked against the raw JSON wherever the paper's rows all
+    agree on that order), in JSON, CSV and the table alike. NoisyStudent's first."""
+    data = json.loads(gzip.decompress(RAW_TABLES.read_bytes()))
+    orders: dict[str, set[tuple[str, ...]]] = {}
+
+    def walk(tasks: list[dict[str, Any]]) -> None:
+        for t in tasks:
+            for d in t.get("datasets") or []:
+                for ds in [d, *(d.get("subdatasets") or [])]:
+                    for row in (ds.get("sota") or {}).get("rows") or []:
+                        links = [_repo_key(c["url"]) for c in row.get("code_links") or [] if c.get("url")]
+                        title = " ".join((row.get("paper_title") or "").split())
+                        orders.setdefault(title, set()).add(tuple(dict.fromkeys(links)))
+            walk(t.get("subtasks") or [])
+
+    walk(data)
+    board = json.loads(
+        run(cli, "--store", str(readme_store), "leaderboard", "image-classification",
+            "imagenet", "--format", "json").stdout
+    )
+    titles = {e["paper"]: e["title"] for s in board["sections"] for e in s["entries"]}
+    checked = 0
+    for paper, codes in board["code"].items():
+        found = orders.get(titles[paper] or "", set())
+        (order, *others) = found or {()}
+        if others or not order:
+            continue  # rows of this title disagree, or name the paper under another title
+        got = [c["repository"].split("/repository/github.com/", 1)[-1] for c in codes]
+        assert got == list(order), titles[paper]
+        checked += 1
+    assert checked > 80  # 91 of the board's papers
+    noisy = next(p for p, t in titles.items() if t and t.startswith("Self-training with Noisy"))
+    first, second = board["code"][noisy][:2]
+    assert first["repository"].endswith("/tensorflow/tpu")
+    assert second["repository"].endswith("/google-research/noisystudent")
+    as_csv = run(
+        cli, "--store", str(readme_store), "leaderboard", "image-classification", "imagenet",
+        "--metric", "Top 1 Accuracy", "--format", "csv",
+    )
+    rows = {r["model"]: r for r in csv.DictReader(io.StringIO(as_csv.stdout))}
+    assert rows["NoisyStudent (EfficientNet-L2)"]["code"].startswith("tensorflow/tpu")
+
+
+def test_official_code_comes_first_whatever_the_record_order(tmp_path: Path) -> None:
+    """A record lists org/zoo first and the official beta-lab/beta second: the official one
+    leads; the position of each is kept in the graph (schema:position)."""
+    from kg.query.leaderboard import load
+    from tests.query_data import BASE, build, write_mini
+
+    store = build(GraphStore.memory(), [str(write_mini(tmp_path))])
+    board = load(store, "image-classification", "imagenet", BASE)
+    beta = next(p for p in board.code if p.endswith("/beta"))
+    assert [(c.repo.rsplit("/", 2)[-2:], c.official) for c in board.code[beta]] == [
+        (["beta-lab", "beta"], True), (["org", "zoo"], False),
+    ]
+    result = store.query(
+        "SELECT ?repo ?place WHERE { ?link <https://w3id.org/kg/ontology#repository> ?repo ; "
+        "<https://schema.org/position> ?place } ORDER BY ?place"
+    )
+    assert isinstance(result, SelectResult)
+    places = {(str(r["repo"]).rsplit("/", 1)[-1], int(str(r["place"]))) for r in result.dicts()}
+    assert {("beta", 2), ("zoo", 1)} <= places
+
+
 # --- kg leaderboard -----------------------------------------------------------------------------
 
 

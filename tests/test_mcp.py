@@ -283,6 +283,12 @@ def test_leaderboard_equals_the_raw_json_and_the_cli(
     section = board["sections"][0]
     assert section["entries"][0]["number"] == max(values)
     assert [e["rank"] for e in section["entries"][:3]] == [1, 2, 3]
+    # code in the order of the raw row: NoisyStudent's tensorflow/tpu, then its own repository
+    noisy = next(r for r in rows(tables) if r["model_name"] == "NoisyStudent (EfficientNet-L2)")
+    (entry,) = (e for e in section["entries"] if e["model"] == "NoisyStudent (EfficientNet-L2)")
+    raw_order = ["/".join(c["url"].split("/")[3:5]).lower() for c in noisy["code_links"]]
+    got = [c["repository"].split("/github.com/", 1)[1] for c in board["code"][entry["paper"]]]
+    assert got == list(dict.fromkeys(raw_order))
 
 
 def test_suggest_equals_the_cli_and_never_repeats_a_link(

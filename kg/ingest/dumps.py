@@ -44,7 +44,7 @@ from kg.ingest.mapping import (
     web_iri,
 )
 from kg.ingest.values import iso_date
-from kg.rdf.terms import literal, safe_iri, segment, typed
+from kg.rdf.terms import integer, literal, safe_iri, segment, typed
 from kg.rdf.vocab import KG, STD, XSD, iri
 
 PAPERS = "papers-with-abstracts"
@@ -202,8 +202,11 @@ class DumpMapper(RecordMapper):
             self.skip(where, "not a repository URL")
             return None
 
-    def code_link(self, p: str, paper_iri: str, url: str, where: str) -> str:
-        """The paper's code link to `url` (the same node records and the links dump give)."""
+    def code_link(
+        self, p: str, paper_iri: str, url: str, where: str, position: int | None = None
+    ) -> str:
+        """The paper's code link to `url` (the same node records and the links dump give),
+        with its 1-based place in the list the source gives (`schema:position`), if any."""
         ref = self.repo_ref(url, where)
         repo = self.repo(ref)
         node = iri(f"{paper_iri}/code/{code_link_key(ref)}")
@@ -214,6 +217,8 @@ class DumpMapper(RecordMapper):
         self.add(node, KG.linkedUrl, iri(ref.link_url))
         if ref.path:
             self.add(node, KG.repositoryPath, literal(ref.path))
+        if position is not None:
+            self.add(node, STD.position, integer(position))
         return node
 
     def titled_links(self, obj: Obj, key: str, s: str) -> None:
@@ -734,7 +739,7 @@ class EvaluationMapper(DumpMapper):
                 self.paper_node(p, slug=slug, arxiv=arxiv, title=title, date=date)
                 if page:
                     self.add(p, STD.seeAlso, iri(page))
-                for link in row.objects("code_links"):
+                for position, link in enumerate(row.objects("code_links"), start=1):
                     link_url, link_title = link.text("url"), link.text("title")
                     where = link.where("url")
                     if not link_url:
@@ -743,7 +748,7 @@ class EvaluationMapper(DumpMapper):
                         continue
                     if self.soft_repo(link_url, where) is None:
                         continue
-                    node = self.code_link(p, paper, link_url, where)
+                    node = self.code_link(p, paper, link_url, where, position)
                     if link_title:
                         self.add(node, STD.label, literal(link_title))
 

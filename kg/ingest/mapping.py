@@ -479,7 +479,7 @@ class RecordMapper:
 
     def map_code_links(self, p: str, slug: str | None) -> None:
         seen: dict[str, tuple[dict[str, Any], str]] = {}  # link node -> (its object, where)
-        for link in self.root.objects("code_links"):
+        for position, link in enumerate(self.root.objects("code_links"), start=1):
             named = link.text("paper_slug")
             if named and slug and named != slug:
                 raise RecordError(
@@ -515,6 +515,7 @@ class RecordMapper:
             self.add(node, KG.linkedUrl, iri(ref.link_url))
             if ref.path:
                 self.add(node, KG.repositoryPath, literal(ref.path))
+            self.add(node, STD.position, integer(position))  # the record's order
             self.flag(link, "is_official", node, KG.isOfficial)
             self.flag(link, "mentioned_in_paper", node, KG.mentionedInPaper)
             self.flag(link, "mentioned_in_github", node, KG.mentionedInGithub)

@@ -56,6 +56,7 @@ class Entry:
     paper_url: str | None
     rank: int | None = None
     flags: tuple[Flag, ...] = ()  # why the result is doubtful, if it is (kg.query.flags)
+    extra: bool | None = None  # used extra training data, where the source says (else None)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -311,6 +312,7 @@ def entry_of(row: Mapping[str, Term], flagged: Mapping[str, tuple[Flag, ...]]) -
         date=(_cell(row, "date") or "")[:10] or None,
         paper_url=_cell(row, "paper_url"),
         flags=flagged.get(result, ()),
+        extra={"true": True, "1": True, "false": False, "0": False}.get(_cell(row, "extra") or ""),
     )
 
 
@@ -365,23 +367,27 @@ def build(
 
 
 def _code(result: SelectResult) -> dict[str, tuple[Code, ...]]:
-    by: dict[str, list[Code]] = {}
+    """Each paper's code: official first, then the code its paper mentions, then the rest
+    in the order its source lists them (`schema:position`), then by repository."""
+    by: dict[str, list[tuple[tuple[Any, ...], Code]]] = {}
     for row in _rows(result):
         pairs = []
         for pair in (_cell(row, "samples") or "").split():
             status, _, count = pair.rpartition(":")
             if status and count.isdigit():
                 pairs.append((status, int(count)))
-        by.setdefault(row["paper"].value, []).append(
-            Code(
-                repo=row["repo"].value,
-                url=_cell(row, "url"),
-                official=_cell(row, "official") in ("true", "1"),
-                framework=_cell(row, "framework"),
-                samples=tuple(sorted(pairs)),
-            )
+        code = Code(
+            repo=row["repo"].value,
+            url=_cell(row, "url"),
+            official=_cell(row, "official") in ("true", "1"),
+            framework=_cell(row, "framework"),
+            samples=tuple(sorted(pairs)),
         )
-    return {paper: tuple(codes) for paper, codes in by.items()}
+        place = _decimal(_cell(row, "position"))
+        mentioned = _cell(row, "mentioned") in ("true", "1")
+        key = (not code.official, not mentioned, place is None, place or 0, code.repo)
+        by.setdefault(row["paper"].value, []).append((key, code))
+    return {paper: tuple(c for _, c in sorted(codes)) for paper, codes in by.items()}
 
 
 def section(metric: str, entries: Sequence[Entry]) -> Section:

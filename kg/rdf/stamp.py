@@ -24,8 +24,10 @@ from kg.rdf.snapshots import READERS_DIR
 #: 2. a table or paper cited by several evaluation entries is no longer copied into a
 #:    `…/-/<n>` graph when one citation named the paper by its title fallback (issue 30);
 #: 3. authorships and dump entries are no longer typed (`a kg:Authorship`, `a kg:DumpEntry,
-#:    prov:Entity`): the property that reaches them says what they are (issue 35).
-STORE_VERSION = 3
+#:    prov:Entity`): the property that reaches them says what they are (issue 35);
+#: 4. a code link keeps its place in the list its source gives (`schema:position`), so that
+#:    code is listed official first, then in the source's order (issue 56).
+STORE_VERSION = 4
 
 #: The stamp file in the store directory: the version as a decimal number on one line.
 VERSION_FILE = ".kg-store-version"

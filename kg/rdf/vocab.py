@@ -259,6 +259,7 @@ class STD:
     prov_Entity = f"<{PROV_NS}Entity>"
     codeRepository = f"<{SCHEMA_NS}codeRepository>"
     programmingLanguage = f"<{SCHEMA_NS}programmingLanguage>"
+    position = f"<{SCHEMA_NS}position>"
     skos_Concept = f"<{SKOS_NS}Concept>"
     prefLabel = f"<{SKOS_NS}prefLabel>"
     definition = f"<{SKOS_NS}definition>"
