@@ -70,7 +70,9 @@ def write_table(directory: Path, values: list[Any]) -> Path:
 def _finite(chart: Any) -> list[float]:
     numbers = [*chart.plot, *(t.at for t in chart.x_ticks), *(t.at for t in chart.y_ticks)]
     for p in chart.points:
-        numbers += [p.x, p.y, p.label_x, p.label_y]
+        numbers += [p.x, p.y]
+        if p.label is not None:
+            numbers += [p.label.x, p.label.y, *p.label.leader]
     return numbers
 
 
