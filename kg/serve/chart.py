@@ -193,11 +193,18 @@ def best_so_far_chart(
             ChartPoint(sx(x), sy(y), p.new_best, tip, *(spot or (None, 0.0, 0.0, "start")))
         )
     # the step line: the best holds until the next new best, then jumps; it runs to the end
-    bests = [(sx(x), sy(float(p.best))) for p, x in zip(history, xs, strict=True) if p.new_best]
-    path = f"M{bests[0][0]},{bests[0][1]}"
-    for bx, by in bests[1:]:
-        path += f" H{bx} V{by}"
-    path += f" H{sx(xs[-1])}"
+    # (none where the metric's direction is unknown: kg does not guess which value is best)
+    bests = [
+        (sx(x), sy(float(p.best)))
+        for p, x in zip(history, xs, strict=True)
+        if p.new_best and p.best is not None
+    ]
+    path = ""
+    if bests:
+        path = f"M{bests[0][0]},{bests[0][1]}"
+        for bx, by in bests[1:]:
+            path += f" H{bx} V{by}"
+        path += f" H{sx(xs[-1])}"
     return Chart(
         heading, subtitle, width, height, tuple(points), path, tuple(x_ticks), tuple(y_ticks),
         (left, top, right, bottom), attribution=attribution,

@@ -19,6 +19,7 @@ from decimal import Decimal
 from typing import Any
 
 from kg.graph.relations import RELATIONS
+from kg.query.directions import metric_direction
 from kg.rdf.results import Term
 from kg.rdf.vocab import STD
 from kg.serve import story
@@ -259,8 +260,8 @@ def benchmarks(view: Labeller, rows: Rows, labels: Rows) -> list[dict[str, Any]]
         )
         board["count"] += 1
         number = _decimal(text_of(r, "num"))
-        if number is None:
-            continue
+        if number is None or metric_direction(key[1]) == "unknown":
+            continue  # no best where kg cannot tell which way the metric improves
         lower = lower_is_better(key[1])
         best = board["_best"]
         if best is None or (number < best if lower else number > best):
