@@ -117,6 +117,22 @@ def test_no_reason_rests_on_a_stopword_or_a_short_token(readme: Any) -> None:
             assert bad not in seed[column].text, seed[column].text
 
 
+def test_precision_at_5_judged_blind_does_not_drop() -> None:
+    """The top 5 of 30 papers (bench/suggest_pool.py's seeded draw) of the matcher that
+    counted every word of a name and of this one, pooled and judged by hand with the source
+    hidden (tests/data/suggest_judgements.json): every suggested pair is judged, and this
+    matcher's precision@5 is at least the old one's."""
+    data = json.loads((ROOT / "tests" / "data" / "suggest_judgements.json").read_text())
+    judged = {(j["paper"], j["item"]): j["relevant"] for j in data["judgements"]}
+    precision = {}
+    for run in ("before", "after"):
+        pool = json.loads((ROOT / "bench" / "suggest_pools" / f"{run}.json").read_text())
+        assert len(pool) == 30 and all(len(top) == 5 for top in pool.values())
+        hits = [judged[(paper, s["item"])] for paper, top in pool.items() for s in top]
+        precision[run] = sum(hits) / len(hits)
+    assert precision["after"] >= precision["before"] > 0.2, precision
+
+
 def test_the_text_score_ignores_what_ties_a_method_to_its_paper(tmp_path: Path) -> None:
     """Remove every statement that ties a method to a paper (the paper's
     `kg:introducesMethod`, the method's `kg:sourceTitle`, `kg:sourceUrl`, description,
@@ -161,7 +177,8 @@ def test_the_text_score_ignores_what_ties_a_method_to_its_paper(tmp_path: Path) 
         assert (one != words[row]).nnz == 0 and one.nnz == words[row].nnz > 0
     # and the texts do name methods: most papers' own method scores above zero
     own = full.matrix[:, columns].toarray() > 0
-    assert (first[own] > 0).mean() > 0.7  # 0.7102: 1,240 of 1,746
+    # (0.6821: 1,191 of 1,746; 1,240 when a name matched in part by common words counted)
+    assert (first[own] > 0).mean() > 0.65
 
 
 def test_held_out_methods_come_back_with_their_names_as_reasons(readme: Any) -> None:

@@ -29,9 +29,12 @@ Optimizer: …" introduces *Adabelief*). This module scores that evidence:
   *distinctive* words, those of L that no more than 1 % of the names of its kind (tasks,
   datasets or methods) contain (`network`, `learning`, `segmentation` are in more; in a
   small graph a word must also be in at least `COMMON_FLOOR` names to be that common), and
-  only a part match with no distinctive word cites the common words it has. Common words
-  still count in the score: as a hard filter they cost the held-out tasks a twentieth of
-  their MRR (task names are made of them: "3D Object Detection").
+  only a part match with no distinctive word cites the common words it has;
+* a method's or a dataset's name is a proper name (`PROPER`): matched in part, it scores
+  only when one of its distinctive words stands in the text ("Network On Network" is not
+  named by `network`). A task's name is a phrase of the field's common words ("3D Object
+  Detection"), so its part matches score whatever their words: held to distinctive words,
+  the held-out tasks lost a twentieth of their MRR.
 
 `ContentIndex` holds the names and the word weights (no link), and scores any rows of a
 papers × words matrix built by `paper_words`; kg.graph.suggest blends the score with its
@@ -69,6 +72,8 @@ COMMON_SHARE = 0.01
 COMMON_FLOOR = 3
 #: Tokens shorter than this are no evidence (`I`, `3`, `v2`).
 MIN_LETTERS = 3
+#: The kinds whose names are proper names: a part match counts only on a distinctive word.
+PROPER = ("datasets", "methods")
 #: The relations whose items are named in texts (a repository or an author is not).
 NAMED = ("tasks", "datasets", "methods")
 #: The paper's text fields, in the order reasons name them.
@@ -246,6 +251,7 @@ class ContentIndex:
         distinctive: sp.csr_matrix | None = None,
         name_weight: Array | None = None,
         name_size: Array | None = None,
+        gated: Array | None = None,
     ) -> None:
         self.vocabulary = vocabulary  # sorted words (str array)
         self.idf = idf  # per word
@@ -259,6 +265,10 @@ class ContentIndex:
         self.name_weight = np.asarray(weights, dtype=np.float64)  # t of each name (W)
         sizes = np.asarray(names.sum(axis=1)).ravel() if name_size is None else name_size
         self.name_size = np.asarray(sizes, dtype=np.float64)  # |W|
+        # the names whose part matches need a distinctive word (not a task's: see above)
+        self.gated = self.name_size >= 0 if gated is None else np.asarray(gated, dtype=bool)
+        self._distinct_t = self.distinctive.T.tocsr()  # words × names
+        self._names_t = names.T.tocsr()  # words × names
         self._through = (names @ sp.diags(idf)).T.tocsr()  # words × names, weighted
 
     # -- building ------------------------------------------------------------------------
@@ -387,6 +397,7 @@ class ContentIndex:
             matrix([n[3] for n in kept]),
             np.array([float(idf[remap[n[4]]].sum()) for n in kept], dtype=np.float64),
             np.array([len(n[4]) for n in kept], dtype=np.float64),
+            np.array([inc.relation_of(n[0]) in PROPER for n in kept], dtype=bool),
         )
         take = np.fromiter((row_of.get(p, papers) for p in inc.papers), dtype=np.int64,
                            count=len(inc.papers))
@@ -411,6 +422,7 @@ class ContentIndex:
             "distinctive_indices": self.distinctive.indices,
             "name_weight": self.name_weight,
             "name_size": self.name_size,
+            "gated": self.gated,
             "items": np.array([self.items]),
             "version": np.array([VERSION]),
         }
@@ -435,6 +447,7 @@ class ContentIndex:
             distinctive,
             state["name_weight"],
             state["name_size"],
+            state["gated"],
         )
 
     # -- scoring -------------------------------------------------------------------------
@@ -470,7 +483,19 @@ class ContentIndex:
         wanted = np.flatnonzero(at >= 0)  # the names of `columns`' items only
         if not len(wanted) or not paper_words.nnz:
             return out
-        matched = (paper_words @ self._through[:, wanted]).tocoo()  # rows × names: m
+        matched = (paper_words @ self._through[:, wanted]).tocsr()  # rows × names: m
+        # a proper name (a method's, a dataset's) counts where one of its distinctive words
+        # stands in the text, or all its words do; a task's name, made of common words, always
+        cited = (paper_words @ self._distinct_t[:, wanted]).tocsr()
+        counted = (paper_words @ self._names_t[:, wanted]).tocoo()
+        whole = (counted.data >= self.name_size[wanted[counted.col]]) | ~self.gated[
+            wanted[counted.col]
+        ]
+        gate = cited.astype(bool) + sp.csr_matrix(
+            (np.ones(int(whole.sum()), dtype=bool), (counted.row[whole], counted.col[whole])),
+            shape=counted.shape,
+        )
+        matched = matched.multiply(gate.astype(bool)).tocoo()
         if matched.nnz:
             names = wanted[matched.col]
             t = np.maximum(self.name_weight[names], 1e-12)
@@ -480,8 +505,13 @@ class ContentIndex:
 
     def name_score(self, n: int, present: Array) -> float:
         """Name `n`'s score (m² / t) for a paper whose word ids are `present`."""
-        ids = self.names.indices[self.names.indptr[n] : self.names.indptr[n + 1]]
-        m = float(self.idf[np.intersect1d(ids, present)].sum())
+        ids = np.intersect1d(self.names.indices[self.names.indptr[n] : self.names.indptr[n + 1]],
+                             present)
+        span = slice(self.distinctive.indptr[n], self.distinctive.indptr[n + 1])
+        cited = np.intersect1d(self.distinctive.indices[span], present)
+        if self.gated[n] and not len(cited) and len(ids) < self.name_size[n]:
+            return 0.0
+        m = float(self.idf[ids].sum())
         return m * m / max(float(self.name_weight[n]), 1e-12)
 
     # -- reasons -------------------------------------------------------------------------
