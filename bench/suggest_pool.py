@@ -12,9 +12,9 @@ of the store (the suggestion model is trained beside it), then pool the two file
 
 from __future__ import annotations
 
+import argparse
 import json
 import random
-import sys
 from pathlib import Path
 
 import kg
@@ -33,7 +33,11 @@ def drawn(graph: kg.KnowledgeGraph) -> list[str]:
 
 
 def main() -> None:
-    store, out = Path(sys.argv[1]), Path(sys.argv[2])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("store", type=Path, help="the store (its suggestion model is trained)")
+    parser.add_argument("out", type=Path, help="the JSON file to write")
+    args = parser.parse_args()
+    store, out = args.store, args.out
     with kg.open(store) as graph:
         graph.train_suggestions()
         pool = {}

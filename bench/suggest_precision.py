@@ -15,8 +15,8 @@ missing ones as misses).
 
 from __future__ import annotations
 
+import argparse
 import json
-import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,7 +42,9 @@ def precision_at_5(run: dict[str, list[dict[str, str]]], judged: dict[tuple[str,
 
 
 def main() -> None:
-    paths = [Path(p) for p in sys.argv[1:]] or [RUNS / "before.json", RUNS / "after.json"]
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("runs", type=Path, nargs="*", help="bench/suggest_pool.py outputs")
+    paths = parser.parse_args().runs or [RUNS / "before.json", RUNS / "after.json"]
     judged = judgements()
     for path in paths:
         run = json.loads(path.read_text(encoding="utf-8"))
