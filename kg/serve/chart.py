@@ -137,7 +137,11 @@ def best_so_far_chart(
 ) -> Chart:
     """The chart of `section`'s best so far, in SVG user units."""
     left, top, right, bottom = LEFT, TOP, width - RIGHT, height - BOTTOM
-    heading = title or f"{section.metric}: the best result over time"
+    heading = title or (
+        f"{section.metric}: the best result over time"
+        if section.direction != "unknown"
+        else f"{section.metric}: the results over time (no best: direction unknown)"
+    )
     subtitle = section.ranked_by
     history = section.history
     if not history:
