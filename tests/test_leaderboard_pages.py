@@ -247,6 +247,33 @@ def test_chart_svg_stands_alone_with_its_attribution(readme_client: TestClient) 
     assert not any(e.tag == f"{SVG}script" for e in root.iter())
 
 
+def test_a_metric_of_unknown_direction_charts_no_best(readme_client: TestClient) -> None:
+    board = "/leaderboard/point-cloud-generation/shapenet-car"
+    svg = readme_client.get(board + "/chart.svg", params={"metric": "1-NNA-CD"})
+    assert svg.status_code == 200
+    root = ET.fromstring(svg.content)
+    assert not any(p.get("class") == "ch-step" for p in root.iter(f"{SVG}path"))
+    assert not any(c.get("class") == "ch-best" for c in root.iter(f"{SVG}circle"))
+    texts = " ".join(" ".join("".join(t.itertext()).split()) for t in root.iter(f"{SVG}text"))
+    assert "direction unknown" in texts
+    history = readme_client.get(board + "/history.json", params={"metric": "1-NNA-CD"}).json()
+    assert len(history) == 2 and all(p["best"] is None for p in history)
+    # its other metric, MMD-CD (a distance), keeps its best so far
+    known = readme_client.get(board + "/history.json", params={"metric": "MMD-CD"}).json()
+    assert known and all(p["best"] is not None for p in known)
+
+
+def test_a_dataset_page_links_the_dataset_under_its_other_name(readme_client: TestClient) -> None:
+    flowers = readme_client.get("/dataset/flowers-102", headers=HTML)
+    assert flowers.status_code == 200
+    alike = flowers.text.split("possibly the same as", 1)[1].split("</dd>", 1)[0]
+    assert 'href="/dataset/oxford-102-flowers"' in alike and "Oxford 102 Flowers" in alike
+    oxford = readme_client.get("/dataset/oxford-102-flowers", headers=HTML)
+    assert 'href="/dataset/flowers-102"' in oxford.text.split("possibly the same as", 1)[1]
+    imagenet = readme_client.get("/dataset/imagenet", headers=HTML)
+    assert imagenet.status_code == 200 and "possibly the same as" not in imagenet.text
+
+
 def test_leaderboard_errors_and_other_forms(readme_client: TestClient) -> None:
     missing = readme_client.get(IMAGENET + "/chart.svg", params={"metric": "BLEU"})
     assert missing.status_code == 404 and "'Top 1 Accuracy'" in missing.text

@@ -97,26 +97,19 @@ def _raw_metric_names() -> set[str]:
 
 
 #: The metric names of the bundled tables that kg cannot place: column names that are a
-#: split, a domain or a sub-dataset ("Test", "Books", "SwitchBoard"), and abbreviations the
+#: split or a setting ("Test", "Validation", "Pre-Training Dataset"), and abbreviations the
 #: rule does not know. They show "direction unknown"; a rule change that moves one is seen here.
 UNKNOWN = {
     "# of clusters (k)", "1-NNA-CD", "10 Hops", "10 fold Cross validation", "10%", "4 Hops",
-    "5 Hops", "5 fold cross validation", "6 Hops", "7 Hops", "8 Hops", "9 Hops", "AMT", "AOP",
-    "ATV", "AUC Stdev", "Adversarial", "All", "Ambiguous dataset", "Ans", "Area", "Aspect",
-    "Average", "BA", "Base Dataset", "Books", "CIS", "CNN", "CR", "CVGTCE", "CallHome",
-    "Consistency", "DE", "DF", "DLD", "DS", "DVD", "Daily Mail", "Dev", "EaH@95", "EaH@99",
-    "Edit", "Electronics", "FRD", "FS", "FSF", "Food", "Fullset (public)", "GTE", "HP",
-    "I. Obstruction", "IED", "In-domain", "J@60s", "Joint", "Kitchen", "LD", "ME (%, all)",
-    "MOTP", "MOVIE", "MRPC", "MSE stdev", "Matched", "Mismatched", "Model Entropy",
-    "Multi-View or Monocular", "NI", "NT", "Number of Events", "O (Average of Measures)",
-    "OOB Rate (10^−3)", "Out-of-domain", "Overall", "POS", "Patch Matching", "Patch Retrieval",
-    "Patch Verification", "Path Difference", "Path Length", "Pre-Training Dataset", "Price",
-    "Quality", "R1", "RACE", "RACE-h", "RACE-m", "ReVerb45k", "Real", "Reference images",
-    "Request", "SD", "SICK-E", "SICK-R", "SIMM", "STS", "Scaled time-delay embeddings",
-    "SemEval 2007", "SemEval 2013", "SemEval 2015", "Senseval 2", "Senseval 3", "Sentiment",
-    "Sparsity", "Step Change (10^−3)", "Sup", "SwitchBoard", "Temporal awareness", "Test",
-    "Training Split", "Training images", "Using 2D ground-truth joints", "VInfo", "VS",
-    "VSS-2D", "VSS-3D", "Val", "Validation", "count", "rsim",
+    "5 Hops", "5 fold cross validation", "6 Hops", "7 Hops", "8 Hops", "9 Hops", "AOP", "ATV",
+    "AUC Stdev", "Adversarial", "All", "Ambiguous dataset", "BA", "Base Dataset", "CIS", "CR",
+    "CVGTCE", "Consistency", "DE", "DF", "DLD", "DS", "Dev", "EaH@95", "EaH@99", "FRD", "FS",
+    "FSF", "GTE", "HP", "I. Obstruction", "IED", "LD", "MOTP", "MOVIE", "MRPC", "MSE stdev",
+    "Model Entropy", "Multi-View or Monocular", "NI", "NT", "Number of Events", "Path Difference",
+    "Path Length", "Pre-Training Dataset", "ReVerb45k", "Real", "Reference images", "SD", "SIMM",
+    "STS", "Scaled time-delay embeddings", "Sparsity", "Step Change (10^−3)", "Test",
+    "Training Split", "Training images", "Using 2D ground-truth joints", "VS", "Val", "Validation",
+    "count", "rsim",
 }
 #: Words that make a metric lower-is-better (the issue's list), and the named exceptions.
 LOWER_WORDS = ("error", "loss", "perplexity", "fid", "wer", "mae", "rmse", "eer", "latency", "param")
@@ -131,7 +124,7 @@ def test_every_metric_name_of_the_bundled_tables_is_placed() -> None:
     assert set(placed.values()) <= set(DIRECTIONS)
     assert {n for n, d in placed.items() if d == "unknown"} == UNKNOWN
     counts = {d: sum(1 for v in placed.values() if v == d) for d in DIRECTIONS}
-    assert counts == {"higher": 620, "lower": 222, "unknown": 119}  # docs/leaderboards.md
+    assert counts == {"higher": 665, "lower": 227, "unknown": 69}  # docs/leaderboards.md
     words = re.compile("|".join(LOWER_WORDS))
     for name in names:
         if words.search(name.lower()) and name not in LOWER_EXCEPTIONS:

@@ -84,9 +84,14 @@ def history_table(section: Section) -> Table:
     paper_width = max(12, out.size.width - 70)
     table.add_column("paper", no_wrap=True, overflow="ellipsis", max_width=paper_width)
     for p in section.history:
-        cells = (p.date, str(p.value), f"{p.best}{' *' if p.new_best else ''}", p.model or "")
+        best = "-" if p.best is None else f"{p.best}{' *' if p.new_best else ''}"
+        cells = (p.date, str(p.value), best, p.model or "")
         table.add_row(*(Text(c) for c in (*cells, p.title or "")))
-    table.caption = "* a new best"
+    table.caption = (
+        "* a new best"
+        if section.direction != "unknown"
+        else "direction unknown: kg cannot tell which value is best, so it marks no best"
+    )
     return table
 
 
@@ -102,15 +107,28 @@ def step_chart(
         return f"(no dated result on {section.metric}: nothing to chart)"
     dates = np.array([p.date for p in points], dtype="datetime64[D]")
     values = np.array([float(p.value) for p in points])
+    if section.direction == "unknown":
+        chart: str = plot_to_string(
+            [values],
+            [dates],
+            lines=[False],
+            legend_labels=["result"],
+            title=f"{section.metric}: direction unknown, no best so far",
+            width=width,
+            height=height,
+            color=color,
+        )
+        return chart
     # a step line: the best holds until the next new best, then jumps
+    assert points[0].best is not None
     step_x, step_y = [dates[0]], [float(points[0].best)]
     for d, p in zip(dates[1:], points[1:], strict=True):
         if p.new_best:
             step_x += [d, d]
-            step_y += [step_y[-1], float(p.best)]
+            step_y += [step_y[-1], float(p.best or 0)]
     step_x.append(dates[-1])
     step_y.append(step_y[-1])
-    chart: str = plot_to_string(
+    chart = plot_to_string(
         [values, np.array(step_y)],
         [dates, np.array(step_x, dtype="datetime64[D]")],
         lines=[False, True],

@@ -10,9 +10,11 @@ flags on its doubtful results (kg.query.flags). `build` turns their rows into a
   the earlier paper first; values that are not numbers ("-", "N/A") come last, unranked.
   A metric kg cannot place is ranked highest first and says so (`direction == "unknown"`).
 * the best-so-far series (`history`): every result with a number and a date (its table
-  row's `paper_date`) is a point, oldest first (on one date, by model name, then result
-  IRI); `best` is the best value so far at that point, and a point that beats every
-  earlier one (strictly) is a new best.
+  row's `paper_date`) is a point, oldest first; on one date the best value first in the
+  metric's direction, then by model name, then result IRI, so only a model's best value of
+  the day can set a best. `best` is the best value so far at that point, and a point that
+  beats every earlier one (strictly) is a new best. On a metric of unknown direction there
+  is no best: `best` is None and no point is a new best (kg claims none it cannot tell).
 
 The CLI (`kg leaderboard`) runs the queries on the store (`load`); the server runs the same
 query texts (`leaderboard_queries`) in its worker pool and calls `build` on the rows.
@@ -100,7 +102,7 @@ class Point:
 
     date: str
     value: Decimal
-    best: Decimal
+    best: Decimal | None  # None where the metric's direction is unknown
     new_best: bool
     model: str | None
     paper: str | None
@@ -422,20 +424,28 @@ def _with_rank(e: Entry, rank: int | None) -> Entry:
     return replace(e, rank=rank)
 
 
+def history_key(e: Entry, direction: Direction) -> tuple[Any, ...]:
+    """The one order of a history: by date; on one date best first in the metric's direction
+    (highest first where it is unknown), then by model name, then result IRI."""
+    assert e.number is not None
+    sign = 1 if direction == "lower" else -1
+    return (e.date, sign * e.number, e.model or "", e.result)
+
+
 def best_so_far(entries: Sequence[Entry], direction: Direction) -> list[Point]:
-    """The chart's series: each dated, numbered result, oldest first, with the best so far."""
+    """The chart's series: each dated, numbered result in `history_key` order, with the best
+    so far (none where the direction is unknown)."""
     dated = sorted(
         (e for e in entries if e.number is not None and e.date),
-        key=lambda e: (e.date, e.model or "", e.result),
+        key=lambda e: history_key(e, direction),
     )
     points: list[Point] = []
     best: Decimal | None = None
     for e in dated:
         assert e.number is not None and e.date is not None
-        new = best is None or _better(e.number, best, direction)
+        new = direction != "unknown" and (best is None or _better(e.number, best, direction))
         if new:
             best = e.number
-        assert best is not None
         points.append(
             Point(
                 date=e.date,

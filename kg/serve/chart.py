@@ -208,7 +208,11 @@ def best_so_far_chart(
     leader line, none overlapping another or the line), each point linked to its paper's
     page (`link` gives the href of a paper IRI), the axes titled with the metric and unit.
     `height` is the least height; the labels' rows make it taller."""
-    heading = title or f"{section.metric}: the best result over time"
+    heading = title or (
+        f"{section.metric}: the best result over time"
+        if section.direction != "unknown"
+        else f"{section.metric}: the results over time (no best: direction unknown)"
+    )
     subtitle = section.ranked_by
     history = section.history
     if any(abs(p.value) > DRAWABLE for p in history):
@@ -298,11 +302,18 @@ def best_so_far_chart(
         href = link(p.paper) if link is not None else None
         points.append(ChartPoint(sx(x), sy(y), p.new_best, tip, href, labels.get(i)))
     # the step line: the best holds until the next new best, then jumps; it runs to the end
-    steps = [(sx(xs[i]), sy(float(history[i].best))) for i in bests]
-    path = f"M{steps[0][0]},{steps[0][1]}"
-    for bx, by in steps[1:]:
-        path += f" H{bx} V{by}"
-    path += f" H{sx(xs[-1])}"
+    # (none where the metric's direction is unknown: kg does not guess which value is best)
+    steps = [
+        (sx(xs[i]), sy(float(best)))
+        for i in bests
+        if (best := history[i].best) is not None
+    ]
+    path = ""
+    if steps:
+        path = f"M{steps[0][0]},{steps[0][1]}"
+        for bx, by in steps[1:]:
+            path += f" H{bx} V{by}"
+        path += f" H{sx(xs[-1])}"
     return Chart(
         heading, subtitle, width, total, tuple(points), path, tuple(x_ticks), tuple(y_ticks),
         (left, top, right, bottom), attribution=attribution, y_title=y_title,

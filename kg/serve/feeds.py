@@ -65,11 +65,7 @@ def _entry(e: NewBest, site: str, base: str) -> dict[str, Any]:
         else " (the first dated result on this metric)"
     )
     paper = f" Paper: {entry.title}." if entry.title else ""
-    how = (
-        f"{e.direction} is better"
-        if e.direction != "unknown"
-        else "direction unknown: the highest is taken as the best"
-    )
+    how = f"{e.direction} is better"  # a metric of unknown direction has no new best
     return {
         "id": e.id,
         "title": f"{model}: {entry.value} {e.metric} on {e.label}",
