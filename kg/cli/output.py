@@ -221,3 +221,91 @@ def _blocks(variables: list[str], rows: list[list[str]], console: Console) -> No
             grid.add_row(v, Text(c))
         console.print(grid)
 
+
+
+# --- tables that fit the terminal -----------------------------------------------------------
+
+#: What a fitted table's column takes besides its cells: a space of padding on each side and
+#: the one-character rule between columns (box.SIMPLE_HEAD without its edge).
+COLUMN_OVERHEAD = 3
+#: The narrowest a wrapping column gets (a longer word in it ends in "…"), and the narrowest
+#: a one-line column gets.
+MIN_WRAP, MIN_LINE = 20, 12
+
+
+def _longest_word(cells: Iterable[str]) -> int:
+    return max((len(w) for c in cells for w in c.split()), default=0)
+
+
+def fitted_widths(
+    headers: list[str], rows: list[list[str]], width: int, *,
+    priority: list[int] | None = None, wrap: frozenset[int] = frozenset(),
+    droppable: list[int] | None = None, caps: Mapping[int, int] | None = None,
+) -> list[tuple[int, int]]:
+    """Which columns a table of `width` characters shows, and how wide: [(column, width)].
+
+    Columns whose cells are all empty are dropped. Each column first gets its narrowest
+    width that breaks no word: its longest word for the columns in `wrap` (they wrap at
+    spaces; at most MIN_WRAP), else the whole cell (at most MIN_LINE: a longer one ends in
+    "…"). While that is too wide, the columns in `droppable` go, last first. What is left
+    goes to the columns in `priority` order (default: left to right), each up to its `caps`
+    width, then up to its widest cell.
+    """
+    cols = [i for i in range(len(headers)) if any(r[i] for r in rows)]
+    natural = {i: max([len(headers[i]), *(len(r[i]) for r in rows)]) for i in cols}
+
+    def least(i: int) -> int:
+        if i in wrap:
+            word = min(_longest_word(r[i] for r in rows), MIN_WRAP)
+            return max(len(headers[i]), min(natural[i], word))
+        return max(len(headers[i]), min(natural[i], MIN_LINE))
+
+    drop = [i for i in (droppable or []) if i in cols]
+    while drop and sum(least(i) + COLUMN_OVERHEAD for i in cols) > width:
+        cols.remove(drop.pop())
+    sizes = {i: least(i) for i in cols}
+    room = width + 1 - sum(sizes[i] + COLUMN_OVERHEAD for i in cols)  # no rule after the last
+    order = [p for p in (priority or []) if p in cols]
+    for limits, which in ((caps or {}, order), ({}, order + cols)):
+        for i in which:
+            more = min(max(room, 0), max(0, limits.get(i, natural[i]) - sizes[i]))
+            sizes[i] += more
+            room -= more
+    return [(i, min(sizes[i], max(natural[i], len(headers[i])))) for i in cols]
+
+
+def fitted_table(
+    headers: list[str], rows: list[list[str]], width: int, *,
+    priority: list[int] | None = None, wrap: frozenset[int] = frozenset(),
+    droppable: list[int] | None = None, right: frozenset[int] = frozenset(),
+    caps: Mapping[int, int] | None = None, title: str | None = None,
+    caption: str | None = None,
+) -> Table:
+    """A rich table of `rows` at most `width` wide (see `fitted_widths`) that never breaks a
+    word: the columns in `wrap` wrap at spaces, the others stay on one line, and a word or
+    cell longer than its column ends in "…"."""
+    from rich import box
+
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, header_style="bold",
+                  title=Text(title) if title else None, caption=caption)
+    shown = fitted_widths(headers, rows, width, priority=priority, wrap=wrap,
+                          droppable=droppable, caps=caps)
+    for i, w in shown:
+        table.add_column(headers[i], width=w, overflow="ellipsis", no_wrap=i not in wrap,
+                         justify="right" if i in right else "left")
+    for r in rows:
+        table.add_row(*(Text(r[i]) for i, _ in shown))  # data, not markup
+    return table
+
+
+def wrapped(text: str, width: int, indent: str = "") -> str:
+    """`text` wrapped at spaces to `width` columns, its second and later lines indented
+    with `indent`; a word longer than a line ends in "…" instead of being split."""
+    import textwrap
+
+    room = max(8, width - len(indent))
+    words = [w if len(w) <= room else w[: room - 1] + "…" for w in text.split(" ")]
+    lead = len(text) - len(text.lstrip(" "))
+    return textwrap.fill(" ".join(words).strip(" "), width=width, initial_indent=" " * lead,
+                         subsequent_indent=indent, break_long_words=False,
+                         break_on_hyphens=False)
