@@ -42,6 +42,17 @@ def _dump(data: Any) -> None:
     emit(json.dumps(data, indent=1, ensure_ascii=False))
 
 
+def _fitted(lines: list[str], indent: str) -> str:
+    """`lines` as they are through a pipe; on a terminal, each wrapped at spaces to its
+    width, later lines of one indented (kg.cli.output.wrapped: no word split)."""
+    from kg.cli.app import out
+    from kg.cli.output import wrapped
+
+    if not out.is_terminal:
+        return "\n".join(lines)
+    return "\n".join(wrapped(line, out.size.width, indent) for line in lines)
+
+
 def _item_text(item: SharedItem) -> str:
     kind = RELATIONS[item.relation].item_type.lower()
     label = item.label or fallback_label(item.iri)
@@ -92,7 +103,7 @@ def similar_command(
         more = len(match.shared) - explain
         tail = f", … (+{more})" if more > 0 else ""
         lines.append(f"       {len(match.shared)} shared: {shown}{tail}")
-    emit("\n".join(lines))
+    emit(_fitted(lines, indent=" " * 7))
 
 
 @command("suggest", rich_help_panel=PANEL)

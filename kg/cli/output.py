@@ -3,9 +3,10 @@
 Every format streams: json, xml, csv and tsv through kg's one results writer
 (kg.rdf.stream over Oxigraph's serialisers), the table as text. On a pipe the table is
 plain aligned text whose column widths come from its first rows, written batch by batch;
-on a terminal it shows a screen's worth of rows (IRIs shortened with kg's prefixes and
-wrapped, never cut; a table wider than the screen one row per block of lines) and says how
-many rows it showed of how many.
+on a terminal it shows a screen's worth of rows (IRIs shortened with kg's prefixes, cells
+wrapped at spaces, never inside a word: a word longer than the screen's line ends in "…";
+a table wider than the screen one row per block of lines) and says how many rows it showed
+of how many.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from rich.console import Console
-from rich.table import Column, Table
+from rich.table import Table
 from rich.text import Text
 
 from kg.errors import UsageError
@@ -188,14 +189,8 @@ def screen_table(
     if wide:
         _blocks(variables, shown, console)
     else:
-        table = Table(
-            *(Column(v, overflow="fold") for v in variables),
-            show_lines=False,
-            header_style="bold",
-        )
-        for r in shown:
-            table.add_row(*(Text(c) for c in r))  # data, not markup: "[/red]" is text
-        console.print(table)
+        every = frozenset(range(len(variables)))
+        console.print(fitted_table(variables, shown, width, wrap=every))
     total = len(sample)
     if total > budget:
         with console.status("counting the rows"):
@@ -216,7 +211,7 @@ def _blocks(variables: list[str], rows: list[list[str]], console: Console) -> No
         console.rule(Text(f"row {i:,}"), align="left", style="dim")
         grid = Table.grid(padding=(0, 2))
         grid.add_column(style="bold", width=grid_width, no_wrap=True)
-        grid.add_column(overflow="fold")
+        grid.add_column(overflow="ellipsis")  # wrapped at spaces; a longer word ends in …
         for v, c in zip(variables, r, strict=True):
             grid.add_row(v, Text(c))
         console.print(grid)
