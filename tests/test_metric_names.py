@@ -104,3 +104,12 @@ def test_match_metric_ignores_case_spacing_and_punctuation(
     spelt = spelt.lower() if case == "lower" else spelt.upper() if case == "upper" else spelt
     assert match_metric(spelt, names) == name
     assert metric_key(spelt) == metric_key(name)
+
+
+def test_search_with_no_hits_offers_did_you_mean(readme_store: Path) -> None:
+    done = _kg(readme_store, "search", "imagenett")
+    assert done.returncode == 0
+    assert done.stderr.startswith("no hits; did you mean: ImageNet (dataset)"), done.stderr
+    with kg.open(readme_store) as g:
+        assert g.search("imagenett").total == 0
+        assert g.near("imagenett")[0].label == "ImageNet"

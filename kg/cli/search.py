@@ -65,7 +65,11 @@ def search(
         emit(json.dumps(results.as_dict(), indent=1, ensure_ascii=False))
         return
     if not results.total:
-        err.print("no hits", highlight=False)
+        close = graph.near(query)
+        hint = "; did you mean: " + ", ".join(
+            f"{t.label or t.key} ({t.kind})" for t in close
+        ) + "?" if close else ""
+        err.print(f"no hits{hint}", highlight=False, markup=False)
         return
     counts = " · ".join(f"{kind} {n:,}" for kind, n in results.counts.items())
     if not results.hits:

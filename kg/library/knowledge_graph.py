@@ -172,6 +172,26 @@ class KnowledgeGraph:
 
         return resolve(self.store, kind, name, self.base_iri, parameter=kind)
 
+    def near(self, text: str, *, n: int = 5) -> list[Thing]:
+        """The datasets, tasks, methods and areas whose name looks most like `text`, closest
+        first: what `kg search` offers ("did you mean") when a query finds nothing.
+
+        >>> [t.label for t in g.near("imagenett")][:1]
+        ['ImageNet']
+        """
+        import difflib
+
+        from kg.query.resolve import near
+
+        wanted = " ".join(text.split()).casefold()
+        found = [t for kind in NEAR_KINDS for t in near(self.store, kind, text, self.base_iri)]
+
+        def likeness(t: Thing) -> float:
+            words = [t.key.casefold(), (t.label or "").casefold()]
+            return max(difflib.SequenceMatcher(None, wanted, w).ratio() for w in words)
+
+        return sorted(found, key=lambda t: -likeness(t))[:n]
+
     # --- SPARQL and named queries -----------------------------------------------------------
 
     def _searcher(self) -> StoreSearch:
@@ -685,6 +705,10 @@ class KnowledgeGraph:
 
 
 # --- helpers --------------------------------------------------------------------------------
+
+#: The kinds `near` looks among (names a search is likely to misspell).
+NEAR_KINDS = ("dataset", "task", "method", "area")
+
 
 class _Lookups:
     """The store as the name resolver's source, opened only if a name is looked up (a

@@ -135,6 +135,10 @@ def search(
     hits = found["hits"][skip : skip + top]
     data: Data = {"query": text, "type": type, "counts": found["counts"]}
     pages = [paged(data, "hits", hits, top, offset, total=found["total"])]
+    if not found["total"]:  # nothing: the names that look most like the query
+        data["did_you_mean"] = [
+            {"iri": t.iri, "kind": t.kind, "label": t.label} for t in graph.near(text)
+        ]
     return fit(data, pages)
 
 
