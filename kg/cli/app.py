@@ -233,4 +233,4 @@ def emit(rendered: str | RenderableType) -> None:
         sys.stdout.write(rendered if rendered.endswith("\n") else rendered + "\n")
         sys.stdout.flush()
     else:
-        out.print(rendered)
+        out.print(rendered, soft_wrap=False)  # a table's title and caption wrap at its width

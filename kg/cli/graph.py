@@ -230,7 +230,11 @@ def project_command(
             show_default=False,
         ),
     ] = None,
-    by: Annotated[str, typer.Option("--by", help=f"For paper-paper: {BY_HELP}")] = "methods",
+    by: Annotated[
+        str,
+        typer.Option("--by", help=f"For paper-paper: {BY_HELP} The default links papers by "
+                     "their topics, as kg communities does."),
+    ] = COMMUNITY_BY,  # the library's default
     min_weight: Annotated[
         int, typer.Option(help="Keep projected edges of at least this weight.")
     ] = 1,

@@ -58,7 +58,7 @@ def section_table(board: Leaderboard, section: Section, width: int | None = None
     ]
     return fitted_table(
         headers, rows, width or out.size.width, priority=[1, 2, 4],
-        wrap=frozenset({1, 6}), droppable=[5, 6], right=frozenset({0}), caps={1: 34, 4: 48},
+        wrap=frozenset({1}), droppable=[6, 5], right=frozenset({0}), caps={1: 34, 4: 48},
         title=f"{board.label}: {section.metric}", caption=caption,
     )
 

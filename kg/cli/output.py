@@ -190,7 +190,7 @@ def screen_table(
         _blocks(variables, shown, console)
     else:
         every = frozenset(range(len(variables)))
-        console.print(fitted_table(variables, shown, width, wrap=every))
+        console.print(fitted_table(variables, shown, width, wrap=every), soft_wrap=False)
     total = len(sample)
     if total > budget:
         with console.status("counting the rows"):
@@ -198,7 +198,7 @@ def screen_table(
         console.print(
             f"{len(shown):,} of {_rows_word(total)} shown (a screen's worth); pipe the output "
             "or use --format tsv to see them all",
-            highlight=False,
+            highlight=False, soft_wrap=False,
         )
     else:
         console.print(_rows_word(total), highlight=False)
@@ -214,7 +214,7 @@ def _blocks(variables: list[str], rows: list[list[str]], console: Console) -> No
         grid.add_column(overflow="ellipsis")  # wrapped at spaces; a longer word ends in …
         for v, c in zip(variables, r, strict=True):
             grid.add_row(v, Text(c))
-        console.print(grid)
+        console.print(grid, soft_wrap=False)
 
 
 
@@ -263,10 +263,11 @@ def fitted_widths(
     order = [p for p in (priority or []) if p in cols]
     for limits, which in ((caps or {}, order), ({}, order + cols)):
         for i in which:
-            more = min(max(room, 0), max(0, limits.get(i, natural[i]) - sizes[i]))
+            cap = min(limits.get(i, natural[i]), natural[i])
+            more = min(max(room, 0), max(0, cap - sizes[i]))
             sizes[i] += more
             room -= more
-    return [(i, min(sizes[i], max(natural[i], len(headers[i])))) for i in cols]
+    return [(i, sizes[i]) for i in cols]
 
 
 def fitted_table(

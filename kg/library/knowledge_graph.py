@@ -26,7 +26,7 @@ from kg.config import (
     base_iri_of,
 )
 from kg.errors import StoreError, StoreMissingError, UsageError
-from kg.graph.relations import ALL, DEFAULT_BY, DEFAULT_METRIC
+from kg.graph.relations import ALL, DEFAULT_BY, DEFAULT_METRIC, PAPER_LINKS_BY
 from kg.library.results import (
     Communities,
     Community,
@@ -53,10 +53,9 @@ if TYPE_CHECKING:
     from kg.rdf.store import Compaction, GraphStore
     from kg.search import StoreSearch
 
-#: What `projection` links papers by unless told (`kg project --by`).
-PROJECTION_BY = "methods"
-#: What `communities` of paper-paper links papers by unless told (`kg communities --by`).
-COMMUNITY_BY = "tasks,datasets"
+#: What `projection` and `communities` of paper-paper link papers by unless told (`--by`):
+#: one default for both.
+PROJECTION_BY = COMMUNITY_BY = PAPER_LINKS_BY
 #: How many results `similar`, `search` and `communities` return unless told.
 DEFAULT_TOP = 10
 ParamValue = str | int | float | bool
