@@ -323,11 +323,11 @@ def test_kg_leaderboard_prints_the_imagenet_table_best_first_with_its_chart(
 ) -> None:
     result = run(
         cli, "--store", str(readme_store), "leaderboard", "image-classification", "imagenet",
-        "--metric", "top 1 accuracy", "--chart",
+        "--metric", "top 1 accuracy", "--chart", "--format", "table",
     )
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
-    assert lines[0] == "Image Classification on ImageNet: Top 1 Accuracy"
+    assert lines[0].strip() == "Image Classification on ImageNet: Top 1 Accuracy"
     first = next(line for line in lines if line.lstrip("│ ").startswith("1 "))
     assert "FixEfficientNet-" in first and "88.5%" in first and "2020-03-18" in first
     assert "196 results; higher is better: highest first" in result.stdout
@@ -378,7 +378,7 @@ def test_kg_leaderboard_errors_name_the_fix(readme_store: Path, cli: CliRunner) 
     assert nothing.exit_code == 1
     assert "no leaderboard for task 'machine-translation' on dataset 'imagenet'" in nothing.stderr
     bad = run(cli, "--store", str(readme_store), "leaderboard", "a", "b", "--format", "xml")
-    assert bad.exit_code == 2 and "--format xml is not one of: table, csv, json" in bad.stderr
+    assert bad.exit_code == 2 and "--format xml is not one of: table, tsv, csv, json" in bad.stderr
 
 
 def test_kg_leaderboard_prints_hostile_names_as_text(tmp_path: Path, cli: CliRunner) -> None:
@@ -394,7 +394,7 @@ def test_kg_leaderboard_prints_hostile_names_as_text(tmp_path: Path, cli: CliRun
     path.write_text(json.dumps(table), encoding="utf-8")
     store = str(tmp_path / "store")
     assert run(cli, "--store", store, "ingest", "-q", str(path)).exit_code == 0
-    result = run(cli, "--store", store, "leaderboard", "task-b", "set", "--chart")
+    result = run(cli, "--store", store, "leaderboard", "task-b", "set", "--chart", "-f", "table")
     assert result.exit_code == 0, result.output
     assert "Task [/b] on Set: Acc [/] %" in result.stdout
     assert "[/red][bold]Boom" in result.stdout and "<script>x</script>" in result.stdout

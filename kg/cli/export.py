@@ -261,9 +261,10 @@ def push_command(
     """
     from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
-    from kg.export.push import PushAuth, PushReport, push
+    from kg.export.push import PushAuth, PushReport, check_reachable, push
 
     auth = PushAuth(user=user, password=password, token=token)
+    check_reachable(endpoint)  # a closed port fails before the store is opened
     store = state.store()
     path = state_file or _default_state(endpoint)
     show = not quiet and err.is_terminal

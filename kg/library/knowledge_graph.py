@@ -26,7 +26,7 @@ from kg.config import (
     base_iri_of,
 )
 from kg.errors import StoreError, StoreMissingError, UsageError
-from kg.graph.relations import ALL, DEFAULT_BY, DEFAULT_METRIC
+from kg.graph.relations import ALL, DEFAULT_BY, DEFAULT_METRIC, PAPER_LINKS_BY
 from kg.library.results import (
     Communities,
     Community,
@@ -54,10 +54,9 @@ if TYPE_CHECKING:
     from kg.search import StoreSearch
     from kg.sources.pwc_api import PullReport
 
-#: What `projection` links papers by unless told (`kg project --by`).
-PROJECTION_BY = "methods"
-#: What `communities` of paper-paper links papers by unless told (`kg communities --by`).
-COMMUNITY_BY = "tasks,datasets"
+#: What `projection` and `communities` of paper-paper link papers by unless told (`--by`):
+#: one default for both.
+PROJECTION_BY = COMMUNITY_BY = PAPER_LINKS_BY
 #: How many results `similar`, `search` and `communities` return unless told.
 DEFAULT_TOP = 10
 ParamValue = str | int | float | bool
@@ -172,6 +171,26 @@ class KnowledgeGraph:
         from kg.query.resolve import resolve
 
         return resolve(self.store, kind, name, self.base_iri, parameter=kind)
+
+    def near(self, text: str, *, n: int = 5) -> list[Thing]:
+        """The datasets, tasks, methods and areas whose name looks most like `text`, closest
+        first: what `kg search` offers ("did you mean") when a query finds nothing.
+
+        >>> [t.label for t in g.near("imagenett")][:1]
+        ['ImageNet']
+        """
+        import difflib
+
+        from kg.query.resolve import near
+
+        wanted = " ".join(text.split()).casefold()
+        found = [t for kind in NEAR_KINDS for t in near(self.store, kind, text, self.base_iri)]
+
+        def likeness(t: Thing) -> float:
+            words = [t.key.casefold(), (t.label or "").casefold()]
+            return max(difflib.SequenceMatcher(None, wanted, w).ratio() for w in words)
+
+        return sorted(found, key=lambda t: -likeness(t))[:n]
 
     # --- SPARQL and named queries -----------------------------------------------------------
 
@@ -766,6 +785,10 @@ class KnowledgeGraph:
 
 
 # --- helpers --------------------------------------------------------------------------------
+
+#: The kinds `near` looks among (names a search is likely to misspell).
+NEAR_KINDS = ("dataset", "task", "method", "area")
+
 
 class _Lookups:
     """The store as the name resolver's source, opened only if a name is looked up (a

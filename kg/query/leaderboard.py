@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from kg.errors import NotFoundError, ParameterError
+from kg.errors import NotFoundError, Param, ParameterError
 from kg.ingest.identity import Iris
 from kg.query.directions import Direction, metric_direction
 from kg.query.flags import FLAGS as FLAGS
@@ -182,17 +182,13 @@ class Leaderboard:
     sources: tuple[Source, ...] = ()
 
     def section(self, metric: str) -> Section:
-        """The section of `metric` (ignoring case and spacing), or a NotFoundError listing
-        the board's metrics."""
-        key = " ".join(metric.split()).lower()
-        for s in self.sections:
-            if s.metric.lower() == key:
-                return s
-        names = ", ".join(repr(s.metric) for s in self.sections)
-        raise NotFoundError(
-            f"{{parameter}} {metric!r} is no metric of {self.label}; its metrics: {names}",
-            parameter="metric",
-        )
+        """The section of `metric` (ignoring case, spacing and punctuation: the resolver's
+        `match_metric`), or an UnknownNameError with the nearest of the board's metrics."""
+        from kg.query.resolve import match_metric
+
+        names = [s.metric for s in self.sections]
+        name = match_metric(metric, names, where=f" of {self.label}", parameter=Param("metric"))
+        return next(s for s in self.sections if s.metric == name)
 
     def __repr__(self) -> str:
         lines = [f"Leaderboard({self.label!r} <{self.iri}>: {len(self.sections)} metrics)"]
