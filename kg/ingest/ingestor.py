@@ -13,7 +13,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -85,7 +85,7 @@ class IngestReport:
     errors: list[RecordError] = field(default_factory=list)
     compaction: Compaction | None = None  # the store compacted after the ingest, when it paid
     # seconds by phase (see `Ingestor.run`; the library adds the search index's and "total")
-    timings: Counter[str] = field(default_factory=Counter)
+    timings: defaultdict[str, float] = field(default_factory=lambda: defaultdict(float))
 
     def as_dict(self) -> dict[str, Any]:
         return {

@@ -255,7 +255,10 @@ class WideRecordFactory:
 
 
 #: The record generators the benchmarks offer, by name.
-GENERATORS = {"archive": RecordFactory, "wide": WideRecordFactory}
+GENERATORS: dict[str, type[RecordFactory | WideRecordFactory]] = {
+    "archive": RecordFactory,
+    "wide": WideRecordFactory,
+}
 
 
 def records(n: int, seed: int = 0, generator: str = "archive") -> Iterator[dict[str, Any]]:
