@@ -1,20 +1,27 @@
-"""Ingest benchmark (issue 2): kg ingest vs Oxigraph's bulk loader vs an rdflib-built ingest.
+"""Ingest benchmark: `kg ingest` as the user runs it vs Oxigraph's bulk loader vs rdflib.
 
-    python bench/ingest.py [--records 100000] [--rdflib-records M] [--work DIR]
+    python bench/ingest.py [--records 100000] [--generator archive wide] [--rounds 2]
+                           [--rdflib-records M | --skip-rdflib] [--library] [--work DIR]
 
-1. Generate N seed-format records (kg.testing.records: archive-like distributions) into a JSONL file.
-2. Run, each in a fresh child process (so peak RSS belongs to one variant), side by side:
-   * kg       — `kg ingest` end to end: read JSONL, validate, map, write crash-safe batches
-                into an on-disk store;
-   * bulk     — `Store.bulk_load` of the very graph kg produced, dumped as N-Quads
-                (the practical limit: no JSON, no mapping, no journal);
-   * rdflib   — the usual way: each record mapped with rdflib terms into an rdflib Dataset
-                (its record graph and the shared entities graph, the quads kg's mapping
-                writes), serialised as N-Quads per batch and loaded into an on-disk Oxigraph
-                store.
-3. Check that the rdflib variant builds the very graph kg builds (canonical digests equal,
-   kg:sourceFile aside) on the first 500 records, and print records/s, triples/s, peak RSS
-   and the ratios kg/bulk and kg/rdflib.
+1. Generate N seed-format records into a JSONL file, for each generator asked for
+   (kg.testing.records.GENERATORS: `archive`, the archive's distributions; `wide`, uniform
+   counts with 1–12 authors, 0–25 methods, 0–6 tasks, 0–8 code links a paper and one record
+   in 250 of 100 authors and 200 methods).
+2. Side by side, alternated round by round (kg first, then the bulk load first):
+   * kg       — `kg --store DIR ingest --json RECORDS`, the real entry point as a command,
+                start-up to exit (reading, mapping, loading, the search index, publication):
+                wall time, each phase's share (the report's `timings`), and the peak RSS of
+                its whole process tree (bench/measure.py run_command);
+   * bulk     — `Store.bulk_load` of the very quads kg stored (the named graphs and the
+                default graph's merge), dumped as N-Quads, in a child process measured the
+                same way (the practical limit: no JSON, no mapping, no journal, no index);
+   and the ratio of their times.
+3. Optionally: `--library`, the library's `Ingestor.run` in process (no CLI, no search
+   index); the rdflib variant (each record mapped with rdflib terms into an rdflib Dataset,
+   serialised as N-Quads per batch and loaded into an on-disk Oxigraph store), after a check
+   that it builds the very graph kg builds (canonical digests equal, kg:sourceFile aside) on
+   the first 500 records; and Oxigraph's `optimize` of kg's store (unless --skip-compact).
+   Figures go to bench/out/ingest.json.
 """
 
 from __future__ import annotations
