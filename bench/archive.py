@@ -369,11 +369,13 @@ def main() -> None:
             dump = in_child("dump", str(store), str(nquads))
             baseline = bulk_load_command(nquads, baseline_store)
         rounds.append({"ratio": baseline["seconds"] / ingest["seconds"],
+                       "cpu_ratio": baseline["cpu_seconds"] / ingest["cpu_seconds"],
                        "kg_seconds": ingest["seconds"], "bulk_load_seconds": baseline["seconds"],
                        "kg_peak_rss_mb": ingest["peak_rss_mb"],
                        "load": [ingest.get("load_before"), baseline.get("load_after")],
                        "phases": ingest.get("phases")})
-        print(f"round {r + 1}: ratio {rounds[-1]['ratio']:.2f}x; kg {ingest['seconds']:.1f} s, "
+        print(f"round {r + 1}: ratio {rounds[-1]['ratio']:.2f}x (CPU "
+              f"{rounds[-1]['cpu_ratio']:.2f}x); kg {ingest['seconds']:.1f} s, "
               f"bulk_load {baseline['seconds']:.1f} s; load {rounds[-1]['load']}", flush=True)
     mapping = None if args.skip_map else in_child("map", str(dumps))
     compact = None if args.skip_compact else in_child("compact", str(store))

@@ -462,10 +462,13 @@ def side_by_side(data: Path, work: Path, rounds: int) -> dict[str, Any]:
                 gs.dump(out, "nquads", include_merge=True)
             bulk = bulk_command(nq, work / "bulk-store")
         ratio = bulk["seconds"] / kg["wall_seconds"]
-        runs.append({"kg": kg, "bulk": bulk, "ratio": ratio})
+        # CPU seconds of each whole process tree: steadier than wall time on a loaded machine
+        cpu_ratio = bulk["cpu_seconds"] / kg["cpu_seconds"]
+        runs.append({"kg": kg, "bulk": bulk, "ratio": ratio, "cpu_ratio": cpu_ratio})
         print(f"  round {r + 1}: kg ingest {kg['wall_seconds']:.1f} s (its report "
               f"{kg['report']['seconds']:.1f} s), peak RSS of its tree {kg['peak_rss_mb']:,.0f} MB; "
-              f"bulk_load {bulk['seconds']:.1f} s, peak RSS {bulk['peak_rss_mb']:,.0f} MB; ratio {ratio:.2f}x; load "
+              f"bulk_load {bulk['seconds']:.1f} s, peak RSS {bulk['peak_rss_mb']:,.0f} MB; ratio {ratio:.2f}x "
+              f"(CPU {kg['cpu_seconds']:.0f} s against {bulk['cpu_seconds']:.0f} s: {cpu_ratio:.2f}x); load "
               f"{kg['load_before']:.1f}-{bulk['load_after']:.1f}", flush=True)
         print(f"    phases: {format_phases(kg['phases'])}", flush=True)
     ratios = sorted(run["ratio"] for run in runs)
