@@ -5,11 +5,15 @@
 1. Generate the five dumps at `--scale` of the final archive (kg.testing.dumps: 576,261
    papers, 300,161 code links, 8,725 methods, 15,008 datasets, 2,254 top-level evaluation
    tables at 1.0), gzipped, unless the work directory already holds them for that scale.
-2. `kg ingest` them into a fresh on-disk store, in a child process: wall time, CPU time,
-   peak RSS (the child's own ru_maxrss), quads, and the size of the run's duplicate-detection
-   dict (graph -> content hash), the only ingest state that grows with the number of entities.
+2. `kg ingest` them into a fresh on-disk store as the user runs it: the `kg` command,
+   start-up to exit (mapping, loading, the search index, publication), with each phase's
+   share (its `--json` report's timings) and the peak RSS of its whole process tree. With
+   `--library`, the library's `Ingestor.run` in a child process instead (no CLI, no search
+   index), with the size of the run's duplicate-detection dict (graph -> content hash).
 3. Dump that store as N-Quads (the same graph), and bulk-load the file with Oxigraph's
-   `Store.bulk_load` into a fresh on-disk store, in a child process: the baseline.
+   `Store.bulk_load` into a fresh on-disk store, in a child process: the baseline. With
+   `--rounds 2`, a second round loads the baseline first, then runs kg again (alternated,
+   for a shared machine); the ratio is reported per round.
 4. Map the dumps without a store (reading + mapping only), in a child process, to split
    the ingest time between Python and the store.
 5. Unless `--skip-compact`: compact kg's store (Oxigraph's `optimize`), write a compact
@@ -35,7 +39,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from measure import index_bytes, peak_rss_mb  # bench/measure.py
+from measure import command_phases, format_phases, index_bytes, peak_rss_mb, run_command
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -216,6 +220,60 @@ def child_copy(store_path: Path, into: Path) -> dict[str, Any]:
     }
 
 
+def kg_command() -> list[str]:
+    """The real `kg` entry point of this Python (its console script, else `python -m kg`)."""
+    script = Path(sys.executable).with_name("kg")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "kg"]
+
+
+def command_ingest(dumps: Path, store_path: Path, batch_size: int) -> dict[str, Any]:
+    """`kg --store STORE ingest --json DUMPS` as a command, measured from outside
+    (bench/measure.py run_command), and what the store holds afterwards."""
+    from kg.rdf.store import GraphStore
+
+    shutil.rmtree(store_path, ignore_errors=True)
+    argv = [*kg_command(), "--store", str(store_path), "ingest", "--json",
+            "--batch-size", str(batch_size), str(dumps)]
+    run = run_command(argv)
+    if run["returncode"] != 0:
+        raise SystemExit(f"kg ingest failed:\n{run['stderr'][-3000:]}")
+    report = json.loads(run.pop("stdout"))
+    run.pop("stderr")
+    with GraphStore.open(store_path, read_only=True) as store:
+        stored = len(store)  # with the default graph's merge: what the baseline loads
+    result = {
+        **run,
+        "seconds": run["wall_seconds"],
+        "report_seconds": report["seconds"],
+        "store_quads": report["store_quads"],
+        "stored_quads": stored,
+        "read": report["read"],
+        "added": report["added"],
+        "papers_merged": report["papers_merged"],
+        "compaction": report["compaction"],
+        "timings": report.get("timings", {}),
+        "phases": command_phases(run["wall_seconds"], report),
+        "bytes_on_disk": store_bytes(store_path),
+        "index_bytes": index_bytes(store_path),
+    }
+    print(f"  kg ingest: {json.dumps(result)}", flush=True)
+    return result
+
+
+def bulk_load_command(nquads: Path, store_path: Path) -> dict[str, Any]:
+    """The baseline in a child process measured as the command is (peak RSS of its tree)."""
+    shutil.rmtree(store_path, ignore_errors=True)
+    run = run_command([sys.executable, __file__, "--child", "bulk_load", str(nquads),
+                       str(store_path)])
+    if run["returncode"] != 0:
+        raise SystemExit(f"bulk_load failed:\n{run['stderr'][-3000:]}")
+    result: dict[str, Any] = json.loads(run.pop("stdout").strip().splitlines()[-1])
+    run.pop("stderr")
+    result.update(run)  # wall_seconds, peak_rss_mb of the tree, load averages
+    print(f"  bulk_load: {json.dumps(result)}", flush=True)
+    return result
+
+
 CHILDREN = {
     "ingest": lambda a: child_ingest(Path(a[0]), Path(a[1]), int(a[2]), int(a[3])),
     "map": lambda a: child_map_only(Path(a[0])),
@@ -261,13 +319,30 @@ def generate(work: Path, scale: float) -> Path:
     return dumps
 
 
+def ingest_once(args: argparse.Namespace, dumps: Path, store: Path) -> dict[str, Any]:
+    """One kg ingest of the dumps into a fresh store: the command, or with --library the
+    library's Ingestor.run in a child process."""
+    shutil.rmtree(store, ignore_errors=True)
+    if args.library:
+        return in_child(
+            "ingest", str(dumps), str(store), str(args.batch_size), str(args.batch_quads)
+        )
+    return command_ingest(dumps, store, args.batch_size)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scale", type=float, default=1.0)
     parser.add_argument("--work", type=Path, default=Path("/tmp/kg-archive"))
     parser.add_argument("--batch-size", type=int, default=20_000, help="records per batch at most")
-    parser.add_argument("--batch-quads", type=int, default=500_000, help="quads per batch at most")
+    parser.add_argument("--batch-quads", type=int, default=500_000,
+                        help="quads per batch at most (--library only; the command's is 500,000)")
     parser.add_argument("--skip-map", action="store_true", help="skip the mapping-only run")
+    parser.add_argument("--library", action="store_true", help="time the library's "
+                        "Ingestor.run in process instead of the kg command (no CLI, no search "
+                        "index: the figure this benchmark used to report)")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="kg ingest / bulk load comparisons, alternated")
     parser.add_argument(
         "--skip-compact", action="store_true", help="skip compacting both stores afterwards"
     )
@@ -284,9 +359,24 @@ def main() -> None:
     for path in (store, baseline_store):
         shutil.rmtree(path, ignore_errors=True)
 
-    ingest = in_child("ingest", str(dumps), str(store), str(args.batch_size), str(args.batch_quads))
-    dump = in_child("dump", str(store), str(nquads))
-    baseline = in_child("bulk_load", str(nquads), str(baseline_store))
+    rounds: list[dict[str, Any]] = []
+    for r in range(max(1, args.rounds)):
+        if r % 2 == 1:  # the baseline first this round: both meet the machine's load alike
+            baseline = bulk_load_command(nquads, baseline_store)
+            ingest = ingest_once(args, dumps, store)
+        else:
+            ingest = ingest_once(args, dumps, store)
+            dump = in_child("dump", str(store), str(nquads))
+            baseline = bulk_load_command(nquads, baseline_store)
+        rounds.append({"ratio": baseline["seconds"] / ingest["seconds"],
+                       "cpu_ratio": baseline["cpu_seconds"] / ingest["cpu_seconds"],
+                       "kg_seconds": ingest["seconds"], "bulk_load_seconds": baseline["seconds"],
+                       "kg_peak_rss_mb": ingest["peak_rss_mb"],
+                       "load": [ingest.get("load_before"), baseline.get("load_after")],
+                       "phases": ingest.get("phases")})
+        print(f"round {r + 1}: ratio {rounds[-1]['ratio']:.2f}x (CPU "
+              f"{rounds[-1]['cpu_ratio']:.2f}x); kg {ingest['seconds']:.1f} s, "
+              f"bulk_load {baseline['seconds']:.1f} s; load {rounds[-1]['load']}", flush=True)
     mapping = None if args.skip_map else in_child("map", str(dumps))
     compact = None if args.skip_compact else in_child("compact", str(store))
     copy_store = work / "compact-copy"
@@ -304,6 +394,7 @@ def main() -> None:
         "batch_size": args.batch_size,
         "batch_quads": args.batch_quads,
         "ingest": ingest,
+        "rounds": rounds,
         "dump": dump,
         "bulk_load": baseline,
         "map_only": mapping,
@@ -329,7 +420,10 @@ def main() -> None:
         f"bulk_load : {baseline['seconds']:8.1f} s  {figures['bulk_load_quads_per_second']:>9,.0f} "
         f"quads/s  CPU {baseline['cpu_seconds']:.0f} s  peak RSS {baseline['peak_rss_mb']:,.0f} MB"
     )
-    print(f"ratio     : {figures['ratio_ingest_to_bulk_load']:.2f} (bulk_load's time / kg's)")
+    print(f"ratio     : {figures['ratio_ingest_to_bulk_load']:.2f} (bulk_load's time / kg's); "
+          f"by round: {', '.join(format(r['ratio'], '.2f') for r in rounds)}")
+    if ingest.get("phases"):
+        print(f"phases    : {format_phases(ingest['phases'])}")
     for name, run in (("kg store", ingest), ("bulk store", baseline)):
         print(
             f"{name:10}: {run['bytes_on_disk'] / 2**20:,.0f} MB on disk, "
@@ -357,10 +451,11 @@ def main() -> None:
             f"{copy['bytes_after'] / 2**20:,.0f} MB, "
             f"{copy['bytes_after'] / ingest['stored_quads']:.0f} bytes/quad"
         )
-    print(
-        f"dedup dict: {ingest['seen_entries']:,} graphs, about {ingest['seen_mb']:,.0f} MB; "
-        f"papers merged by alias: {ingest['papers_merged']:,}"
-    )
+    if "seen_entries" in ingest:
+        print(
+            f"dedup dict: {ingest['seen_entries']:,} graphs, about {ingest['seen_mb']:,.0f} MB; "
+            f"papers merged by alias: {ingest['papers_merged']:,}"
+        )
     print(f"written to {out.relative_to(ROOT)}")
 
 

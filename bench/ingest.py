@@ -1,20 +1,27 @@
-"""Ingest benchmark (issue 2): kg ingest vs Oxigraph's bulk loader vs an rdflib-built ingest.
+"""Ingest benchmark: `kg ingest` as the user runs it vs Oxigraph's bulk loader vs rdflib.
 
-    python bench/ingest.py [--records 100000] [--rdflib-records M] [--work DIR]
+    python bench/ingest.py [--records 100000] [--generator archive wide] [--rounds 2]
+                           [--rdflib-records M | --skip-rdflib] [--library] [--work DIR]
 
-1. Generate N seed-format records (kg.testing.records: archive-like distributions) into a JSONL file.
-2. Run, each in a fresh child process (so peak RSS belongs to one variant), side by side:
-   * kg       — `kg ingest` end to end: read JSONL, validate, map, write crash-safe batches
-                into an on-disk store;
-   * bulk     — `Store.bulk_load` of the very graph kg produced, dumped as N-Quads
-                (the practical limit: no JSON, no mapping, no journal);
-   * rdflib   — the usual way: each record mapped with rdflib terms into an rdflib Dataset
-                (its record graph and the shared entities graph, the quads kg's mapping
-                writes), serialised as N-Quads per batch and loaded into an on-disk Oxigraph
-                store.
-3. Check that the rdflib variant builds the very graph kg builds (canonical digests equal,
-   kg:sourceFile aside) on the first 500 records, and print records/s, triples/s, peak RSS
-   and the ratios kg/bulk and kg/rdflib.
+1. Generate N seed-format records into a JSONL file, for each generator asked for
+   (kg.testing.records.GENERATORS: `archive`, the archive's distributions; `wide`, uniform
+   counts with 1–12 authors, 0–25 methods, 0–6 tasks, 0–8 code links a paper and one record
+   in 250 of 100 authors and 200 methods).
+2. Side by side, alternated round by round (kg first, then the bulk load first):
+   * kg       — `kg --store DIR ingest --json RECORDS`, the real entry point as a command,
+                start-up to exit (reading, mapping, loading, the search index, publication):
+                wall time, each phase's share (the report's `timings`), and the peak RSS of
+                its whole process tree (bench/measure.py run_command);
+   * bulk     — `Store.bulk_load` of the very quads kg stored (the named graphs and the
+                default graph's merge), dumped as N-Quads, in a child process measured the
+                same way (the practical limit: no JSON, no mapping, no journal, no index);
+   and the ratio of their times.
+3. Optionally: `--library`, the library's `Ingestor.run` in process (no CLI, no search
+   index); the rdflib variant (each record mapped with rdflib terms into an rdflib Dataset,
+   serialised as N-Quads per batch and loaded into an on-disk Oxigraph store), after a check
+   that it builds the very graph kg builds (canonical digests equal, kg:sourceFile aside) on
+   the first 500 records; and Oxigraph's `optimize` of kg's store (unless --skip-compact).
+   Figures go to bench/out/ingest.json.
 """
 
 from __future__ import annotations
@@ -30,7 +37,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from measure import peak_rss_mb  # bench/measure.py
+from measure import command_phases, format_phases, peak_rss_mb, run_command  # bench/measure.py
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -404,9 +411,83 @@ def check_same_graph(records: Path, work: Path, sample: int) -> bool:
     return digest_kg == digest_rdflib
 
 
+def kg_command() -> list[str]:
+    """The real `kg` entry point of this Python (its console script, else `python -m kg`)."""
+    script = Path(sys.executable).with_name("kg")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "kg"]
+
+
+def command(records: Path, store: Path) -> dict[str, Any]:
+    """`kg --store STORE ingest --json RECORDS` as a command, start-up to exit: its wall
+    time, the phases' shares (its report's timings) and the peak RSS of its process tree."""
+    env = {**os.environ, "SOURCE_DATE_EPOCH": "1764460800"}
+    run = run_command([*kg_command(), "--store", str(store), "ingest", "--json", str(records)],
+                      env=env)
+    if run["returncode"] != 0:
+        raise SystemExit(f"kg ingest failed:\n{run['stderr'][-3000:]}")
+    report = json.loads(run.pop("stdout"))
+    run.pop("stderr")
+    return {**run, "report": report, "records": report["added"],
+            "phases": command_phases(run["wall_seconds"], report)}
+
+
+def bulk_command(nquads: Path, store: Path) -> dict[str, Any]:
+    """`Store.bulk_load` of `nquads` in a child process measured as the command is."""
+    shutil.rmtree(store, ignore_errors=True)
+    run = run_command([sys.executable, __file__, "--child", "bulk", str(nquads), str(store)])
+    if run["returncode"] != 0:
+        raise SystemExit(f"bulk load failed:\n{run['stderr'][-3000:]}")
+    inner = json.loads(run.pop("stdout").strip().splitlines()[-1])
+    run.pop("stderr")
+    return {**run, **inner}
+
+
+def side_by_side(data: Path, work: Path, rounds: int) -> dict[str, Any]:
+    """`kg ingest` as a command against `Store.bulk_load` of the very quads it stored
+    (the named graphs and the default graph's merge), alternated round by round (kg first,
+    then the bulk load first) so that both meet the same load on a shared machine."""
+    from kg.rdf.store import GraphStore
+
+    nq = work / "graph.nq"
+    runs: list[dict[str, Any]] = []
+    for r in range(rounds):
+        store = work / "kg-store"
+        shutil.rmtree(store, ignore_errors=True)
+        if r % 2 == 1 and nq.exists():  # the bulk load first this round
+            bulk = bulk_command(nq, work / "bulk-store")
+            kg = command(data, store)
+        else:
+            kg = command(data, store)
+            with GraphStore.open(store, read_only=True) as gs, open(nq, "wb") as out:
+                gs.dump(out, "nquads", include_merge=True)
+            bulk = bulk_command(nq, work / "bulk-store")
+        ratio = bulk["seconds"] / kg["wall_seconds"]
+        # CPU seconds of each whole process tree: steadier than wall time on a loaded machine
+        cpu_ratio = bulk["cpu_seconds"] / kg["cpu_seconds"]
+        runs.append({"kg": kg, "bulk": bulk, "ratio": ratio, "cpu_ratio": cpu_ratio})
+        print(f"  round {r + 1}: kg ingest {kg['wall_seconds']:.1f} s (its report "
+              f"{kg['report']['seconds']:.1f} s), peak RSS of its tree {kg['peak_rss_mb']:,.0f} MB; "
+              f"bulk_load {bulk['seconds']:.1f} s, peak RSS {bulk['peak_rss_mb']:,.0f} MB; ratio {ratio:.2f}x "
+              f"(CPU {kg['cpu_seconds']:.0f} s against {bulk['cpu_seconds']:.0f} s: {cpu_ratio:.2f}x); load "
+              f"{kg['load_before']:.1f}-{bulk['load_after']:.1f}", flush=True)
+        print(f"    phases: {format_phases(kg['phases'])}", flush=True)
+    ratios = sorted(run["ratio"] for run in runs)
+    return {"runs": runs, "median_ratio": ratios[len(ratios) // 2]}
+
+
 def main() -> None:
+    from kg.testing.records import GENERATORS
+
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--records", type=int, default=100_000)
+    parser.add_argument("--generator", nargs="+", default=["archive"], choices=sorted(GENERATORS),
+                        help="record generators (kg.testing.records.GENERATORS), each reported")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="kg ingest / bulk load comparisons per generator, alternated")
+    parser.add_argument("--library", action="store_true",
+                        help="also time the library's Ingestor.run in process (no CLI, no "
+                        "search index), the figure this benchmark used to report")
+    parser.add_argument("--skip-rdflib", action="store_true", help="skip the rdflib variant")
     parser.add_argument("--rdflib-records", type=int, default=None,
                         help="records for the rdflib variant (default: all); its rate is per record")
     parser.add_argument("--work", type=Path, default=None)
@@ -428,68 +509,92 @@ def main() -> None:
         print(json.dumps(result))
         return
 
+    root = args.work or Path(tempfile.mkdtemp(prefix="kg-bench-ingest-"))
+    summary: dict[str, Any] = {"records": args.records}
+    for generator in args.generator:
+        work = root / generator
+        work.mkdir(parents=True, exist_ok=True)
+        print(f"== generator {generator}", flush=True)
+        summary[generator] = one_generator(args, generator, work)
+    out = ROOT / "bench" / "out" / "ingest.json"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(json.dumps(summary, indent=1) + "\n")
+    print(f"written to {out.relative_to(ROOT)}")
+    if args.work is None:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def one_generator(args: argparse.Namespace, generator: str, work: Path) -> dict[str, Any]:
     from kg.testing.records import records
 
-    work = args.work or Path(tempfile.mkdtemp(prefix="kg-bench-ingest-"))
-    work.mkdir(parents=True, exist_ok=True)
     data = work / "records.jsonl"
     t = time.perf_counter()
     with open(data, "w", encoding="utf-8") as f:
-        for rec in records(args.records, seed=1):
+        for rec in records(args.records, seed=1, generator=generator):
             f.write(json.dumps(rec) + "\n")
     print(f"generated {args.records:,} records ({data.stat().st_size / 1e6:,.0f} MB) in {time.perf_counter() - t:.1f} s")
 
-    same = check_same_graph(data, work, 500)
-    print(f"rdflib baseline builds the same graph as kg on 500 records: {same}")
+    if not args.skip_rdflib:
+        same = check_same_graph(data, work, 500)
+        print(f"rdflib baseline builds the same graph as kg on 500 records: {same}")
 
-    kg_res = child("kg", str(data), str(work / "kg-store"))
+    figures = side_by_side(data, work, args.rounds)
+    last = figures["runs"][-1]
+    kg_run, bulk_res = last["kg"], last["bulk"]
+    n = kg_run["records"]
+    quads = kg_run["report"]["store_quads"]
+    print(f"kg ingest (command): {n:,} records, {quads:,} quads in {kg_run['wall_seconds']:.1f} s = "
+          f"{n / kg_run['wall_seconds']:,.0f} records/s, {quads / kg_run['wall_seconds']:,.0f} quads/s, "
+          f"peak RSS of its process tree {kg_run['peak_rss_mb']:,.0f} MB")
+    print(f"bulk_load : {bulk_res['quads']:,} quads in {bulk_res['seconds']:.1f} s = "
+          f"{bulk_res['quads'] / bulk_res['seconds']:,.0f} quads/s, peak RSS {bulk_res['rss_mb']:,.0f} MB")
+    print(f"ratio kg ingest (command) / bulk_load (same stored quads, time): "
+          f"{figures['median_ratio']:.2f}x (median of {len(figures['runs'])})")
+
     nq = work / "graph.nq"
+    store = work / "kg-store"
+    if args.library:
+        lib = child("kg", str(data), str(work / "lib-store"))
+        figures["library"] = lib
+        print(f"library Ingestor.run: {lib['seconds']:.1f} s, peak RSS {lib['rss_mb']:,.0f} MB; "
+              f"ratio to the bulk load {bulk_res['seconds'] / lib['seconds']:.2f}x")
     from kg.rdf.store import GraphStore
 
-    # What the store holds: the named graphs and the default graph's merge (issue 13).
-    with GraphStore.open(work / "kg-store", read_only=True) as gs, open(nq, "wb") as out:
-        gs.dump(out, "nquads", include_merge=True)
-    bulk_res = child("bulk", str(nq), str(work / "bulk-store"))
     named_nq = work / "named.nq"
-    with GraphStore.open(work / "kg-store", read_only=True) as gs, open(named_nq, "wb") as out:
+    with GraphStore.open(store, read_only=True) as gs, open(named_nq, "wb") as out:
         gs.dump(out, "nquads")
     named_res = child("bulk", str(named_nq), str(work / "bulk-named-store"))
-    compact_res = None if args.skip_compact else child("compact", str(work / "kg-store"))
-    rd_args = [str(data), str(work / "rdflib-store")]
-    if args.rdflib_records:
-        rd_args.append(str(args.rdflib_records))
-    rd_res = child("rdflib", *rd_args)
-
-    n = kg_res["records"]
-    quads = kg_res["quads"]
-    kg_rate = quads / kg_res["seconds"]
-    bulk_rate = bulk_res["quads"] / bulk_res["seconds"]
-    rd_rec_rate = rd_res["records"] / rd_res["seconds"]
-    rd_rate = rd_res["quads"] / rd_res["seconds"]
-    print(f"kg ingest : {n:,} records, {quads:,} quads in {kg_res['seconds']:.1f} s = "
-          f"{n / kg_res['seconds']:,.0f} records/s, {kg_rate:,.0f} quads/s, peak RSS {kg_res['rss_mb']:,.0f} MB")
-    print(f"bulk_load : {bulk_res['quads']:,} quads in {bulk_res['seconds']:.1f} s = {bulk_rate:,.0f} quads/s, "
-          f"peak RSS {bulk_res['rss_mb']:,.0f} MB")
-    print(f"rdflib    : {rd_res['records']:,} records in {rd_res['seconds']:.1f} s = {rd_rec_rate:,.0f} records/s, "
-          f"{rd_rate:,.0f} quads/s, peak RSS {rd_res['rss_mb']:,.0f} MB")
     print(f"bulk_load (named graphs only, no merge): {named_res['quads']:,} quads in "
-          f"{named_res['seconds']:.1f} s")
+          f"{named_res['seconds']:.1f} s; ratio {named_res['seconds'] / kg_run['wall_seconds']:.2f}x")
+    figures["bulk_named"] = named_res
     stored = bulk_res["quads"]  # the named graphs and the merge, as both stores hold them
-    kg_bytes, bulk_bytes = store_bytes(work / "kg-store"), store_bytes(work / "bulk-store")
+    kg_bytes, bulk_bytes = store_bytes(store), store_bytes(work / "bulk-store")
+    compact_res = None if args.skip_compact else child("compact", str(store))
     if compact_res:
         kg_bytes = compact_res["bytes_before"]
-    print(f"store size: kg {kg_bytes / 2**20:,.0f} MB = {kg_bytes / stored:.0f} bytes/stored quad; "
-          f"bulk_load {bulk_bytes / 2**20:,.0f} MB = {bulk_bytes / bulk_res['quads']:.0f} bytes/stored quad")
+    print(f"store size: kg {kg_bytes / 2**20:,.0f} MB = {kg_bytes / stored:.0f} bytes/stored quad "
+          f"(the search index included); bulk_load {bulk_bytes / 2**20:,.0f} MB = "
+          f"{bulk_bytes / bulk_res['quads']:.0f} bytes/stored quad")
     if compact_res:
+        figures["compact"] = compact_res
         print(f"optimize  : {compact_res['seconds']:.1f} s (CPU {compact_res['cpu_seconds']:.1f} s): "
               f"{compact_res['bytes_after'] / 2**20:,.0f} MB = "
               f"{compact_res['bytes_after'] / stored:.0f} bytes/stored quad")
-    print(f"ratio (a) kg / bulk_load (same quads, time)  : {bulk_res['seconds'] / kg_res['seconds']:.2f}x")
-    print(f"ratio (a') kg / bulk_load of the named graphs only: "
-          f"{named_res['seconds'] / kg_res['seconds']:.2f}x")
-    print(f"ratio (b) kg / rdflib (records per second)   : {(n / kg_res['seconds']) / rd_rec_rate:.1f}x")
-    if args.work is None:
-        shutil.rmtree(work, ignore_errors=True)
+    if not args.skip_rdflib:
+        rd_args = [str(data), str(work / "rdflib-store")]
+        if args.rdflib_records:
+            rd_args.append(str(args.rdflib_records))
+        rd_res = child("rdflib", *rd_args)
+        figures["rdflib"] = rd_res
+        rd_rec_rate = rd_res["records"] / rd_res["seconds"]
+        print(f"rdflib    : {rd_res['records']:,} records in {rd_res['seconds']:.1f} s = "
+              f"{rd_rec_rate:,.0f} records/s, {rd_res['quads'] / rd_res['seconds']:,.0f} quads/s, "
+              f"peak RSS {rd_res['rss_mb']:,.0f} MB")
+        print(f"ratio kg ingest (command) / rdflib (records per second): "
+              f"{(n / kg_run['wall_seconds']) / rd_rec_rate:.1f}x")
+    for path in (nq, named_nq):
+        path.unlink(missing_ok=True)
+    return figures
 
 
 if __name__ == "__main__":

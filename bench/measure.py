@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 import resource
 import shutil
 import subprocess
+import tempfile
+import threading
+import time
 from pathlib import Path
+from typing import Any
 
 
 def peak_rss_mb() -> float:
@@ -70,3 +76,132 @@ def index_bytes(store: Path) -> dict[str, int] | None:
     for family, by_level in sizes.items():
         out[group_of.get(family, "other")] += sum(by_level.values())
     return out
+
+
+def _children(pid: int) -> list[int]:
+    """The children of `pid`, whichever of its threads started them."""
+    found: list[int] = []
+    try:
+        threads = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return found
+    for tid in threads:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children", encoding="ascii") as f:
+                found.extend(int(p) for p in f.read().split())
+        except OSError:
+            continue
+    return found
+
+
+def _rss_kb(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/statm", encoding="ascii") as f:
+            return int(f.read().split()[1]) * (os.sysconf("SC_PAGE_SIZE") // 1024)
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def tree_rss_kb(pid: int) -> int:
+    """The resident set of process `pid` and all its descendants now, in KB."""
+    total, todo = 0, [pid]
+    while todo:
+        p = todo.pop()
+        total += _rss_kb(p)
+        todo.extend(_children(p))
+    return total
+
+
+def load_average() -> float:
+    """The machine's load average over the last minute."""
+    return os.getloadavg()[0]
+
+
+def run_command(argv: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
+    """Run `argv` as a command, start-up to exit, and measure it from outside: its wall
+    time, its stdout, and the peak resident set of its whole process tree, two ways:
+    `tree_peak_rss_mb`, the largest sum over the tree, sampled every 50 ms, and
+    `maxrss_mb`, the kernel's largest single process of the tree (its ru_maxrss, which
+    counts the command's children and theirs once they are waited for), read by GNU
+    time (/usr/bin/time), which starts the command from its own small process: a child
+    started straight from this one would report this process's peak if larger (Linux
+    carries it across fork and exec). `peak_rss_mb` is the larger of the two. The load
+    average is read at the start and at the end (the machine may be shared)."""
+    load = load_average()
+    gnu_time = Path("/usr/bin/time")
+    maxrss_file = None
+    if gnu_time.exists():
+        fd, name = tempfile.mkstemp(suffix=".maxrss")
+        os.close(fd)
+        maxrss_file = Path(name)
+        argv = [str(gnu_time), "-f", "%M", "-o", str(maxrss_file), *argv]
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    peak = 0
+    stop = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not stop.wait(0.05):
+            peak = max(peak, tree_rss_kb(proc.pid))
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    out: list[bytes] = []
+    err: list[bytes] = []
+    readers = [
+        threading.Thread(target=lambda s=s, b=b: b.append(s.read()), daemon=True)
+        for s, b in ((proc.stdout, out), (proc.stderr, err))
+    ]
+    for reader in readers:
+        reader.start()
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    stop.set()
+    sampler.join()
+    for reader in readers:
+        reader.join()
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    maxrss_kb = None
+    if maxrss_file is not None:
+        with contextlib.suppress(ValueError):
+            maxrss_kb = int(maxrss_file.read_text().split()[-1])
+        maxrss_file.unlink()
+    return {
+        "returncode": proc.returncode,
+        "wall_seconds": wall,
+        "cpu_seconds": usage.ru_utime + usage.ru_stime,
+        "tree_peak_rss_mb": peak / 1024,
+        "maxrss_mb": None if maxrss_kb is None else maxrss_kb / 1024,
+        "peak_rss_mb": max(peak, maxrss_kb or 0) / 1024,
+        "load_before": load,
+        "load_after": load_average(),
+        "stdout": b"".join(out).decode("utf-8", "replace"),
+        "stderr": b"".join(err).decode("utf-8", "replace"),
+    }
+
+
+def command_phases(wall: float, report: dict[str, Any]) -> dict[str, float]:
+    """The shares of a `kg ingest --json` run's wall time by phase, from its report's
+    `timings`: start-up and exit (interpreter, imports, opening and closing the store:
+    the wall time outside the library's ingest), the main thread's mapping, its waits for
+    the writer, the search index, the compaction; and, beside the mapping on the writer
+    thread, loading, of which publishing (not part of the sum)."""
+    t = report.get("timings", {})
+    shares = {
+        "start_and_exit": wall - t.get("total", report["seconds"]),
+        "mapping": t.get("mapping", 0.0),
+        "waiting_for_load": t.get("waiting_for_load", 0.0),
+        "search_index": t.get("search_index", 0.0),
+        "compaction": t.get("compaction", 0.0),
+    }
+    rest = wall - sum(shares.values())
+    shares["other"] = rest  # the library's own bookkeeping between phases
+    shares = {k: v / wall for k, v in shares.items()}
+    shares["writer_loading"] = t.get("loading", 0.0) / wall
+    shares["writer_publishing"] = t.get("publishing", 0.0) / wall
+    return shares
+
+
+def format_phases(shares: dict[str, float]) -> str:
+    return ", ".join(f"{k} {v:.0%}" for k, v in shares.items())

@@ -166,3 +166,30 @@ def test_quads_written_counts_each_shared_declaration_once(tmp_path: Path) -> No
     assert report.added == 300 and report.rejected == 0
     assert report.quads == store.count()  # the named graphs' quads (not the merge's copies)
     assert store.merge_size() == store.count()  # records and the entities graph never repeat a triple
+
+
+def test_the_wide_generator_keeps_its_distributions_and_maps_whole(tmp_path: Path) -> None:
+    """The benchmarks' second generator: 1–12 authors, 0–25 methods, 0–6 tasks, 0–8 code
+    links a paper, one record in WIDE_EVERY of 100 authors and 200 methods; the same records
+    for the same seed; every value lands (nothing rejected or left unmapped), and the report
+    says where the time went."""
+    from kg.testing.records import WIDE_EVERY, WideRecordFactory
+
+    recs = list(records(50, seed=5, generator="wide"))
+    assert recs == list(records(50, seed=5, generator="wide"))
+    assert recs != list(records(50, seed=6, generator="wide"))
+    assert all(1 <= len(r["authors"]) <= 12 and len(r["methods"]) <= 25 for r in recs)
+    assert all(len(r["tasks"]) <= 6 and len(r["code_links"]) <= 8 for r in recs)
+    assert {len(r["code_links"]) for r in recs} >= {0, 8} and max(len(r["methods"]) for r in recs) > 15
+    wide = WideRecordFactory(5).record(WIDE_EVERY - 1)
+    assert (len(wide["authors"]), len(wide["methods"])) == (100, 200)
+    path = write_jsonl(tmp_path / "wide.jsonl", [*recs, wide])
+    store = GraphStore.memory()
+    report = ingest(store, [str(path)], base_iri=BASE, batch_size=20)
+    assert (report.added, report.rejected, dict(report.not_mapped)) == (51, 0, {})
+    creators = select(store, "SELECT ?slug (COUNT(?a) AS ?n) WHERE { ?p kg:pwcSlug ?slug ; "
+                      "dcterms:creator ?a } GROUP BY ?slug")
+    by_slug = {r["url"].removeprefix("/paper/"): len(set(r["authors"])) for r in [*recs, wide]}
+    assert {row["slug"]: row["n"] for row in creators} == by_slug
+    assert report.timings["loading"] > 0 and report.timings["mapping"] > 0
+    assert set(report.as_dict()["timings"]) >= {"loading", "waiting_for_load", "mapping", "publishing"}

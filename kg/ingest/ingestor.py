@@ -13,7 +13,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -85,6 +85,8 @@ class IngestReport:
     entries_not_mapped: list[str] = field(default_factory=list)
     errors: list[RecordError] = field(default_factory=list)
     compaction: Compaction | None = None  # the store compacted after the ingest, when it paid
+    # seconds by phase (see `Ingestor.run`; the library adds the search index's and "total")
+    timings: defaultdict[str, float] = field(default_factory=lambda: defaultdict(float))
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -104,6 +106,7 @@ class IngestReport:
             "not_mapped": dict(self.not_mapped),
             "entries_not_mapped": list(self.entries_not_mapped),
             "compaction": None if self.compaction is None else self.compaction.as_dict(),
+            "timings": {phase: round(s, 3) for phase, s in self.timings.items()},
         }
 
 
@@ -327,9 +330,7 @@ class Ingestor:
         if writes:
             data, quads = self._batch_nquads(writes)
             graphs = [u.mapped.graph for u in writes]
-            future = self._writer.submit(
-                self.store.write_batch, data, graphs, replace, [self._entities]
-            )
+            future = self._writer.submit(self._load, data, graphs, replace)
             self._in_flight = (future, writes, replace, quads)
         else:
             self._in_flight = (None, writes, replace, 0)
@@ -342,7 +343,9 @@ class Ingestor:
         self._in_flight = None
         try:
             if future is not None:
+                waited = time.perf_counter()
                 future.result()
+                self.report.timings["waiting_for_load"] += time.perf_counter() - waited
                 self.report.quads += quads
                 self._remember_shared(writes)
         except StoreError:
@@ -351,9 +354,11 @@ class Ingestor:
             self.papers.written()
             self.report.renamed = self.papers.renamed
         if self.on_batch is not None and (writes or self.papers.last_renames):
+            observed = time.perf_counter()
             self.on_batch(
                 WrittenBatch([u.mapped for u in writes], replace, dict(self.papers.last_renames))
             )
+            self.report.timings["search_index"] += time.perf_counter() - observed
 
     def _batch_nquads(self, writes: list[_Unit]) -> tuple[list[bytes], int]:
         """The batch as N-Quads in the parts the store loads side by side (one per core,
@@ -384,6 +389,14 @@ class Ingestor:
             shared_quads.update(shared)
             parts.append((own + (e.join(shared) + e if shared else "")).encode("utf-8"))
         return parts, own_quads + len(shared_quads)
+
+    def _load(self, data: list[bytes], graphs: list[str], replace: list[str]) -> None:
+        """The writer thread's job: one batch into the store (timed: `loading`)."""
+        start = time.perf_counter()
+        try:
+            self.store.write_batch(data, graphs, replace, [self._entities])
+        finally:
+            self.report.timings["loading"] += time.perf_counter() - start
 
     def _remember_shared(self, writes: list[_Unit]) -> None:
         if len(self._shared_written) > _SHARED_MEMORY:  # bounded: forgetting only re-sends
@@ -438,8 +451,17 @@ class Ingestor:
         return False
 
     def run(self, paths: list[str]) -> IngestReport:
-        """Ingest everything in `paths` (files, directories, `-`)."""
+        """Ingest everything in `paths` (files, directories, `-`).
+
+        `report.timings` says where the time went, in seconds: `mapping` (the main thread
+        reading, mapping and batching, less the two below), `waiting_for_load` (the main
+        thread waiting for the writer), `search_index` (keeping the index in step, through
+        `on_batch`), `compaction`, `strict_check` (--strict's first pass); and, on the writer
+        thread beside the mapping, `loading` (the batches' writes), of which `publishing`
+        (each batch's publication for readers).
+        """
         start = time.perf_counter()
+        published = self.store.publish_seconds
         names = list(expand(paths))
         if not names:
             raise UsageError("no input files found (looked for .json, .jsonl, .ndjson and .gz)")
@@ -453,15 +475,26 @@ class Ingestor:
                     spool = Path(tmp)
                     names = [str(spool) if n == "-" else n for n in names]
                 self._check_all(names)
+            checked = time.perf_counter()
             grown_from = self.store.size_on_disk() or 0
             self._ingest(names)
         finally:
             if spool is not None:
                 spool.unlink(missing_ok=True)
+        ingested = time.perf_counter()
         self.report.compaction = self.store.compact_if_it_pays(
             grown_from, at_least=self.compact_from
         )
         self.report.seconds = time.perf_counter() - start
+        timings = self.report.timings
+        if self.strict:
+            timings["strict_check"] = checked - start
+        timings["mapping"] = (
+            ingested - checked - timings["waiting_for_load"] - timings["search_index"]
+        )
+        timings["publishing"] = self.store.publish_seconds - published
+        if self.report.compaction is not None:
+            timings["compaction"] = self.report.compaction.seconds
         return self.report
 
     def _items(self, names: list[str]) -> Iterator[Item]:

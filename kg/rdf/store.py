@@ -80,6 +80,8 @@ class GraphStore:
         #: A writer died between a write and its publication: readers saw an older version
         #: than this store holds, and what they derived from it may be behind (set by open).
         self.found_unpublished_writes = False
+        #: Seconds spent publishing the store for its readers so far (an ingest's timings).
+        self.publish_seconds = 0.0
 
     @classmethod
     def memory(cls) -> GraphStore:
@@ -264,6 +266,7 @@ class GraphStore:
         kg.rdf.snapshots): the writer does it at the end of every write it makes."""
         if self.path is None or not snapshots.PUBLISHING:
             return
+        start = time.perf_counter()
         try:
             snapshots.publish(self._writable(), self.path)
         except (OSError, RuntimeError) as exc:
@@ -271,6 +274,8 @@ class GraphStore:
                 f"cannot publish the store at {self.path} for its readers ({exc}); "
                 "the write itself is stored, and the next writer publishes it"
             ) from None
+        finally:
+            self.publish_seconds += time.perf_counter() - start
 
     def _writable(self) -> Engine:
         if self.read_only:

@@ -92,36 +92,43 @@ def _documents(
     rows: Iterable[tuple[str | None, ...]], types: dict[str, str]
 ) -> Iterator[Document]:
     """Documents from (s, p, o, g) rows and each subject's class (subjects of no searchable
-    class are skipped); rows of one subject need not be adjacent."""
+    class are skipped); rows of one subject need not be adjacent.
+
+    Every row is read before the first document is made, so what is kept per subject is
+    kept small (it is the whole store's text when the index is built whole): only the
+    roles a subject has, each graph name once, and a subject's parts let go once its
+    document is made."""
     parts: dict[str, dict[str, dict[str, None]]] = {}
     graphs: dict[str, set[str]] = {}
+    graph_names: dict[str, str] = {}  # one string per graph name (the entities graph's is in most)
     for s, p, o, g in rows:
         if s is None or p is None or o is None or s not in types:
             continue
         role = _ROLE[p]
         if role == "doi" and not o.startswith(DOI_IRI):
             continue
-        roles = parts.setdefault(s, {r: {} for r in set(_ROLE.values())})
-        roles[role][o.strip()] = None
+        parts.setdefault(s, {}).setdefault(role, {})[o.strip()] = None
         if g is not None:
-            graphs.setdefault(s, set()).add(g)
-    for s, roles in parts.items():
-        names = sorted(n for n in roles["label"] if n) or sorted(n for n in roles["alt"] if n)
-        body = [b for b in roles["body"] if b]
-        body += [t for t in dict.fromkeys(plain_text(m) for m in roles["markdown"]) if t]
+            graphs.setdefault(s, set()).add(graph_names.setdefault(g, g))
+    for s in list(parts):
+        roles = parts.pop(s)
+        labels, alts = roles.get("label", {}), roles.get("alt", {})
+        names = sorted(n for n in labels if n) or sorted(n for n in alts if n)
+        body = [b for b in roles.get("body", ()) if b]
+        body += [t for t in dict.fromkeys(plain_text(m) for m in roles.get("markdown", ())) if t]
         if not names and not body:
             continue
         label = min(names, key=len) if names else ""
-        alt = [a for a in dict.fromkeys([*names, *roles["alt"]]) if a and a != label]
+        alt = [a for a in dict.fromkeys([*names, *alts]) if a and a != label]
         yield Document(
             key=s,
             type=types[s],
             label=label,
             alt=alt,
             body=body,
-            graphs=graphs.get(s, set()),
-            ids=entity_ids(s, types[s], label, list(roles["arxiv"]), list(roles["slug"]),
-                           list(roles["doi"])),
+            graphs=graphs.pop(s, set()),
+            ids=entity_ids(s, types[s], label, list(roles.get("arxiv", ())),
+                           list(roles.get("slug", ())), list(roles.get("doi", ()))),
         )
 
 
@@ -147,12 +154,15 @@ def all_documents(store: GraphStore) -> Iterator[Document]:
                                            f"BIND(<{iri}> AS ?t) }}")))
     # the graphs of a batch a killed writer left half-loaded: the next writer drops them
     pending = store.pending_graphs()
-    rows: list[tuple[str | None, ...]] = []
-    for p in _ROLE:
-        found = _select(store, f"SELECT ?s ?o ?g WHERE {{ {_anywhere(f'?s <{p}> ?o')} "
-                               f"FILTER ({_OBJECT_FILTER[p]}) }}")
-        rows.extend((s, p, o, g) for s, o, g in found if g not in pending)
-    return _documents(rows, types)
+
+    def rows() -> Iterator[tuple[str | None, ...]]:
+        # streamed into the documents, not kept: the whole archive's text rows took GBs
+        for p in _ROLE:
+            found = _select(store, f"SELECT ?s ?o ?g WHERE {{ {_anywhere(f'?s <{p}> ?o')} "
+                                   f"FILTER ({_OBJECT_FILTER[p]}) }}")
+            yield from ((s, p, o, g) for s, o, g in found if g not in pending)
+
+    return _documents(rows(), types)
 
 
 def documents_of(store: GraphStore, subjects: Iterable[str]) -> tuple[list[Document], set[str]]:

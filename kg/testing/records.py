@@ -192,8 +192,77 @@ class RecordFactory:
         }
 
 
-def records(n: int, seed: int = 0) -> Iterator[dict[str, Any]]:
-    """`n` synthetic records, the same ones for the same seed."""
-    factory = RecordFactory(seed)
+#: `WideRecordFactory`: every how many records one is wide (100 authors, 200 methods).
+WIDE_EVERY = 250
+HOSTS = ("github.com", "gitlab.com", "bitbucket.org")
+
+
+class WideRecordFactory:
+    """Records with other distributions than `RecordFactory`'s, to check that a figure does
+    not hold for one shape only: counts drawn uniformly, 1–12 authors, 0–25 methods, 0–6
+    tasks and 0–8 code links a paper (on three hosts, some with a path), entities drawn
+    uniformly from their pools, no harvested samples; and one record in `WIDE_EVERY` with
+    100 authors and 200 methods."""
+
+    def __init__(self, seed: int = 0) -> None:
+        self.rng = random.Random(seed)
+
+    def record(self, i: int) -> dict[str, Any]:
+        rng = self.rng
+        slug = f"wide-paper-{i}"
+        arxiv = f"{15 + i % 10:02d}{1 + i % 12:02d}.{i % 100000:05d}"
+        year = 2015 + i % 10
+        wide = i % WIDE_EVERY == WIDE_EVERY - 1
+        n_authors, n_methods = (100, 200) if wide else (rng.randint(1, 12), rng.randint(0, 25))
+        authors = rng.sample(range(N_AUTHORS), n_authors)
+        methods = sorted(rng.sample(range(N_METHODS), n_methods))
+        tasks = sorted(rng.sample(range(N_TASKS), rng.randint(0, 6)))
+        links = []
+        for k in range(rng.randint(0, 8)):
+            host = rng.choice(HOSTS)
+            url = f"https://{host}/group{rng.randint(0, 50000)}/project-{i}-{k}"
+            if rng.random() < 0.2:
+                url += f"/tree/main/src/part{k}"
+            links.append(
+                {
+                    "paper_slug": slug,
+                    "repo_url": url,
+                    "is_official": int(rng.random() < 0.3),
+                    "mentioned_in_paper": int(rng.random() < 0.5),
+                    "mentioned_in_github": int(rng.random() < 0.5),
+                    "framework": rng.choice(FRAMEWORKS),
+                }
+            )
+        return {
+            "url": f"/paper/{slug}",
+            "title": " ".join(rng.choice(_WORDS) for _ in range(rng.randint(3, 20))).capitalize(),
+            "arxiv_id": arxiv if rng.random() < 0.9 else None,
+            "date": f"{year}-{1 + i % 12:02d}-{1 + i % 28:02d}",
+            "proceeding": f"{rng.choice(VENUES)} {year}" if rng.random() < 0.5 else None,
+            "authors": [f"Writer {a}" for a in authors],
+            "abstract": " ".join(rng.choice(_WORDS) for _ in range(rng.randint(20, 300))),
+            "url_abs": f"https://arxiv.org/abs/{arxiv}",
+            "url_pdf": f"https://arxiv.org/pdf/{arxiv}.pdf",
+            "code_links": links,
+            "tasks": [{"task_slug": task_slug(t), "task_name": f"Task {t}"} for t in tasks],
+            "methods": [
+                {"method_slug": method_slug(m), "method_name": f"Method {m}"} for m in methods
+            ],
+            "datasets_introduced": [],
+            "methods_introduced": [],
+            "results": [],
+        }
+
+
+#: The record generators the benchmarks offer, by name.
+GENERATORS: dict[str, type[RecordFactory | WideRecordFactory]] = {
+    "archive": RecordFactory,
+    "wide": WideRecordFactory,
+}
+
+
+def records(n: int, seed: int = 0, generator: str = "archive") -> Iterator[dict[str, Any]]:
+    """`n` synthetic records of `generator` (GENERATORS), the same ones for the same seed."""
+    factory = GENERATORS[generator](seed)
     for i in range(n):
         yield factory.record(i)
