@@ -316,6 +316,28 @@ def resolve(
     )
 
 
+def lookup(source: Source, kind: str, text: str, base_iri: str) -> dict[str, object]:
+    """What a page's path names, as plain data that crosses a process boundary: {"thing":
+    {iri, key, label}} when `text` names one thing of `kind`, else {"candidates": [...]}
+    (the things it may name, or the nearest ones: a page's "did you mean")."""
+    try:
+        thing = resolve(source, kind, text, base_iri)
+    except AmbiguousNameError as exc:
+        kind_ = kind_of(kind)
+        found = _things(source, kind_, list(exc.candidates), Iris(base_iri).base)
+        return {"candidates": [_plain(t) for t in found[:CANDIDATES]]}
+    except (UnknownNameError, ParameterError):
+        try:
+            return {"candidates": [_plain(t) for t in near(source, kind, text, base_iri)]}
+        except ParameterError:
+            return {"candidates": []}
+    return {"thing": _plain(thing)}
+
+
+def _plain(thing: Thing) -> dict[str, str | None]:
+    return {"iri": thing.iri, "key": thing.key, "label": thing.label}
+
+
 def resolve_values(
     source: Source, query: NamedQuery, values: Mapping[str, str], base_iri: str
 ) -> dict[str, str]:

@@ -340,6 +340,23 @@ def _graph_call(store: GraphStore, name: str, kwargs: dict[str, Any]) -> Any:
 
         listed = getattr(lists, name)
         return store.reading(lambda: listed(store, **kwargs))
+    if name == "warm":  # what a first paper or list page would make (kg.serve.app warm-up)
+        from kg.graph import lists
+
+        def run_warm() -> dict[str, bool]:
+            cache.similarity_index(store, "all", "idf")
+            try:
+                cache.suggest_model(store, on_request=True)
+                suggest_ready = True
+            except KgError:  # not trained ahead and too large to train here: pages say so
+                suggest_ready = False
+            return {"suggest": suggest_ready, "order": lists.prepare(store)}
+
+        return store.reading(run_warm)
+    if name == "lookup":  # a path's name -> the thing, or the near ones (kg.query.resolve)
+        from kg.query.resolve import lookup
+
+        return store.reading(lambda: lookup(store, **kwargs))
     if name == "resolve":  # a named query's names, slugs and ids -> IRIs (kg.query.resolve)
         from kg.query.resolve import resolved_reply
 
