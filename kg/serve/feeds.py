@@ -25,6 +25,7 @@ from kg.query.leaderboard import RESULTS, SOURCE, json_number
 from kg.query.named import sparql_term
 from kg.rdf.results import SelectResult, Term
 from kg.rdf.vocab import KG_NS
+from kg.serve import conneg
 from kg.serve.leaderboards import BoardCache, sources_line
 from kg.serve.linked_data import iri_for_path, local_href
 from kg.serve.pool import QueryPool
@@ -36,14 +37,36 @@ SUFFIX = "/sota.atom"
 CACHED_FEEDS = 32
 _CLASSES = {"task": "Task", "dataset": "Dataset"}
 RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
-#: The stylesheet a browser shows a feed with (static/feed.xsl).
-STYLESHEET = "/static/feed.xsl"
+#: The stylesheet a browser shows a feed with (static/feed.css: CSS, as browsers no longer
+#: all run XSLT).
+STYLESHEET = "/static/feed.css"
 
 
 def feed_href(iri: str, base: str) -> str | None:
     """The path of a task's or a dataset's feed."""
     href = local_href(iri, base)
     return href + SUFFIX if href else None
+
+
+def media_type(accept: str | None) -> str:
+    """The feed's Content-Type: Atom for feed readers (and clients that ask for nothing in
+    particular); XML for a browser, which shows Atom as plain text but XML with the feed's
+    stylesheet.
+
+    >>> media_type("text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8")
+    'application/xml; charset=utf-8'
+    >>> media_type(None) == media_type("application/atom+xml") == MEDIA_TYPE
+    True
+    """
+    offers = (
+        conneg.Offer("application/atom+xml"),
+        conneg.Offer("application/xml"),
+        conneg.HTML_OFFER,
+    )
+    chosen = conneg.negotiate(accept, offers)
+    if chosen in (None, "application/atom+xml"):
+        return MEDIA_TYPE
+    return "application/xml; charset=utf-8"
 
 
 def label_query(iri: str, scope: Scope) -> str:
@@ -185,8 +208,8 @@ def routes(
         context = feed_context(found, number, site, base, title, path, page)
         return Response(
             render("sota.atom", context),
-            media_type=MEDIA_TYPE,
-            headers={"X-Content-Type-Options": "nosniff"},
+            media_type=media_type(request.headers.get("accept")),
+            headers={"X-Content-Type-Options": "nosniff", "Vary": "Accept"},
         )
 
     async def everything(request: Request) -> Response:
