@@ -891,6 +891,16 @@ class KgServer:
             self.query_pages.put(key, body)
         return body
 
+    async def tasks(self, request: Request) -> Response:
+        """Every task, by area (kg.serve.home.tasks_context), made once a store version."""
+        pool = self.running
+        key = (pool.generation, "", "tasks")
+        body = self.query_pages.get(key)
+        if body is None:
+            body = render("tasks.html", await home.tasks_context(pool, self.config.base_iri))
+            self.query_pages.put(key, body)
+        return _page(body)
+
     async def home(self, request: Request) -> Response:
         if "query" in request.query_params:  # an older link to the query page at /
             return RedirectResponse("/query?" + request.url.query, status_code=301)
@@ -1028,6 +1038,7 @@ def create_app(source: Source, config: ServerConfig) -> Starlette:
     routes = [
         Route("/", server.home, methods=["GET"]),
         Route("/query", server.index, methods=["GET"]),
+        Route("/tasks", server.tasks, methods=["GET"]),
         Route("/sparql", server.sparql, methods=["GET", "POST"]),
         Route("/update", server.update, methods=["POST"]),
         Route("/queries", server.query_list, methods=["GET"]),

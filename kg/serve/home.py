@@ -42,6 +42,8 @@ AREA_BOARDS = 3
 AREA_TASKS = 8
 #: New bests shown (the site feed has them all).
 NEW_BESTS = 8
+#: The group of the tasks in no area (its "all tasks" link is `/tasks#other`).
+OTHER = {"href": None, "label": "Tasks in no area", "iri": "", "short": None}
 
 
 def counts_query() -> str:
@@ -54,14 +56,15 @@ def counts_query() -> str:
 
 
 def areas_query() -> str:
-    """Each area with each of its tasks and how many leaderboards the task has."""
+    """Each task with its area (unbound for a task in none) and how many leaderboards it
+    has."""
     return (
         PREFIXES
         + """SELECT ?area (MIN(STR(?al)) AS ?alabel) ?task (MIN(STR(?tl)) AS ?tlabel)
        (COUNT(DISTINCT ?lb) AS ?boards) WHERE {
-  ?area a kg:Area . OPTIONAL { ?area rdfs:label ?al }
-  OPTIONAL { ?task kg:area ?area ; a kg:Task . OPTIONAL { ?task rdfs:label ?tl }
-             OPTIONAL { ?lb kg:onTask ?task ; a kg:Leaderboard } }
+  ?task a kg:Task . OPTIONAL { ?task rdfs:label ?tl }
+  OPTIONAL { ?task kg:area ?area . OPTIONAL { ?area rdfs:label ?al } }
+  OPTIONAL { ?lb kg:onTask ?task ; a kg:Leaderboard }
 } GROUP BY ?area ?task"""
     )
 
@@ -103,16 +106,25 @@ def boards(view: Labeller, rows: Sequence[dict[str, Any]]) -> list[dict[str, Any
 
 
 def areas(
-    view: Labeller, rows: Sequence[dict[str, Any]], top: Sequence[dict[str, Any]]
+    view: Labeller,
+    rows: Sequence[dict[str, Any]],
+    top: Sequence[dict[str, Any]],
+    shown: int | None = AREA_TASKS,
 ) -> list[dict[str, Any]]:
-    """The areas by name, each with its tasks (most leaderboards first, then by name), how
-    many it has, and its most-used benchmarks among `top`."""
+    """The areas, most tasks first, each with its tasks (most leaderboards first, then by
+    name; the first `shown`, or all), how many it has, and its most-used benchmarks among
+    `top`; the tasks in no area last, as an area with no IRI (`OTHER`)."""
     by_area: dict[str, dict[str, Any]] = {}
     area_of: dict[str, list[str]] = {}
     for r in rows:
-        iri = r["area"].value
+        iri = r["area"].value if "area" in r else ""
         area = by_area.setdefault(
-            iri, {"area": view.link(iri, text_of(r, "alabel") or None), "tasks": []}
+            iri,
+            {
+                "area": view.link(iri, text_of(r, "alabel") or None) if iri else dict(OTHER),
+                "id": iri.rstrip("/").rsplit("/", 1)[-1] if iri else "other",
+                "tasks": [],
+            },
         )
         if "task" in r:
             task = r["task"].value
@@ -126,14 +138,18 @@ def areas(
         area["boards"] = []
     for board in top:
         for iri in area_of.get(board["task"]["iri"], []):
-            shown = by_area[iri]["boards"]
-            if len(shown) < AREA_BOARDS:
-                shown.append(board)
+            its = by_area[iri]["boards"]
+            if len(its) < AREA_BOARDS:
+                its.append(board)
     for area in by_area.values():
-        area["tasks"] = area["tasks"][:AREA_TASKS]
+        area["tasks"] = area["tasks"][:shown]
     return sorted(
         by_area.values(),
-        key=lambda a: (-a["task_count"], (a["area"]["label"] or a["area"]["iri"]).casefold()),
+        key=lambda a: (
+            not a["area"]["iri"],
+            -a["task_count"],
+            (a["area"]["label"] or a["area"]["iri"]).casefold(),
+        ),
     )
 
 
@@ -162,6 +178,20 @@ def new_bests(found: Feed | None, base: str, n: int = NEW_BESTS) -> list[dict[st
             }
         )
     return out
+
+
+async def tasks_context(pool: Any, base: str) -> dict[str, Any]:
+    """`/tasks`: every task, by area, each with its number of leaderboards."""
+    view = Labeller(Description(base), base)
+    found, sources = await asyncio.gather(
+        pool.result(areas_query()), pool.result(story.store_sources_query())
+    )
+    return {
+        "title": "tasks by area",
+        "kind": "tasks",
+        "areas": areas(view, rows_of(found), (), shown=None),
+        "sources": story.sources(view, story.rows_of(sources)),
+    }
 
 
 async def context(pool: Any, base: str, feed: Any) -> dict[str, Any]:
