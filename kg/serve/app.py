@@ -356,13 +356,15 @@ class KgServer:
         pool = self.running
         try:
             await asyncio.gather(
-                pool.graph("warm", GRAPH_TIMEOUT), self.feeds.get(pool), return_exceptions=True
+                pool.graph("warm", GRAPH_TIMEOUT),
+                self.feeds.get(pool, timeout=GRAPH_TIMEOUT),
+                return_exceptions=True,
             )
             await asyncio.gather(
                 *(pool.graph("warm", GRAPH_TIMEOUT) for _ in range(pool.size)),
                 return_exceptions=True,
             )
-            await self._home_page()
+            await self._home_page(GRAPH_TIMEOUT)
         except KgError:
             pass
         finally:
@@ -874,8 +876,9 @@ class KgServer:
         data = data.replace("</", "<\\/").replace("<!--", "<\\!--")
         return template.replace("{{EXAMPLES_JSON}}", data)
 
-    async def _home_page(self) -> str:
-        """The front page, made once a store version (kg.serve.home)."""
+    async def _home_page(self, timeout: float | None = None) -> str:
+        """The front page, made once a store version (kg.serve.home; `timeout`: its
+        queries' seconds instead of the pool's, for the warm-up)."""
         pool = self.running
         key = (pool.generation, "", "home")
         body = self.query_pages.get(key)
@@ -887,7 +890,8 @@ class KgServer:
                 except KgError:
                     return None  # the page shows the rest; /feeds/sota.atom says what failed
 
-            body = render("home.html", await home.context(pool, self.config.base_iri, site_feed()))
+            found = await home.context(pool, self.config.base_iri, site_feed(), timeout)
+            body = render("home.html", found)
             self.query_pages.put(key, body)
         return body
 

@@ -152,11 +152,16 @@ def feed_context(
     }
 
 
-async def fetch(pool: QueryPool, base: str, scope: Scope, about: str | None) -> Feed:
-    """The feed, its two queries run in the worker pool at once."""
+async def fetch(
+    pool: QueryPool, base: str, scope: Scope, about: str | None, timeout: float | None = None
+) -> Feed:
+    """The feed, its two queries run in the worker pool at once (`timeout`: seconds
+    instead of the pool's)."""
     bindings: dict[str, Term] = {scope: Term("uri", about)} if about is not None else {}
     texts = feed_queries(bindings)
-    results, source = await asyncio.gather(pool.result(texts[RESULTS]), pool.result(texts[SOURCE]))
+    results, source = await asyncio.gather(
+        pool.result(texts[RESULTS], timeout=timeout), pool.result(texts[SOURCE], timeout=timeout)
+    )
     assert isinstance(results, SelectResult) and isinstance(source, SelectResult)
     return feed(scope, about, base, results, source)
 
@@ -171,15 +176,22 @@ class Feeds:
         self.cache: BoardCache[Feed] = BoardCache(CACHED_FEEDS)
         self._making: dict[tuple[int, str, str], asyncio.Task[Feed]] = {}
 
-    async def get(self, pool: QueryPool, scope: Scope = "all", about: str | None = None) -> Feed:
-        """The feed of `scope` (`about` names the task or dataset), made once a version."""
+    async def get(
+        self,
+        pool: QueryPool,
+        scope: Scope = "all",
+        about: str | None = None,
+        timeout: float | None = None,
+    ) -> Feed:
+        """The feed of `scope` (`about` names the task or dataset), made once a version
+        (`timeout`: its queries' seconds, for the warm-up; a request keeps the pool's)."""
         key = (pool.generation, scope, about or "")
         found = self.cache.get(key)
         if found is not None:
             return found
         task = self._making.get(key)
         if task is None:
-            task = asyncio.create_task(fetch(pool, self.base, scope, about))
+            task = asyncio.create_task(fetch(pool, self.base, scope, about, timeout))
             self._making[key] = task
             task.add_done_callback(lambda _: self._making.pop(key, None))
         found = await asyncio.shield(task)

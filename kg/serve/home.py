@@ -194,14 +194,17 @@ async def tasks_context(pool: Any, base: str) -> dict[str, Any]:
     }
 
 
-async def context(pool: Any, base: str, feed: Any) -> dict[str, Any]:
-    """What the page shows (`feed`: an awaitable of the site feed, or of None)."""
+async def context(
+    pool: Any, base: str, feed: Any, timeout: float | None = None
+) -> dict[str, Any]:
+    """What the page shows (`feed`: an awaitable of the site feed, or of None; `timeout`:
+    its queries' seconds instead of the pool's, for the warm-up)."""
     view = Labeller(Description(base), base)
     found_counts, found_areas, found_boards, sources, site_feed = await asyncio.gather(
-        pool.result(counts_query()),
-        pool.result(areas_query()),
-        pool.result(boards_query()),
-        pool.result(story.store_sources_query()),
+        pool.result(counts_query(), timeout=timeout),
+        pool.result(areas_query(), timeout=timeout),
+        pool.result(boards_query(), timeout=timeout),
+        pool.result(story.store_sources_query(), timeout=timeout),
         feed,
     )
     top = boards(view, rows_of(found_boards))

@@ -934,12 +934,14 @@ class QueryPool:
         substitutions: Mapping[str, Term] | None = None,
         limit: int | None = None,
         search_bindings: Mapping[str, Term] | None = None,
+        timeout: float | None = None,
     ) -> QueryResult:
         """Run a query and return its result as kg objects (for pages built from rows).
         With `search_bindings` (a mapping, possibly empty), its kg search blocks are
-        expanded first, in the worker."""
+        expanded first, in the worker. `timeout`: seconds instead of the pool's (the
+        start-up warm-up's queries, which no client waits for)."""
         result: QueryResult = await self._run(
-            "result", (sparql, substitutions, limit, search_bindings)
+            "result", (sparql, substitutions, limit, search_bindings), timeout
         )
         return result
 
