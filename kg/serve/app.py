@@ -322,10 +322,13 @@ class KgServer:
             yield
             return
         self.pool = pool
+        rewarm: asyncio.Task[None] | None = None
         if self.config.warm > 0:
             self.warming = asyncio.create_task(self.warm_up())
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.shield(self.warming), self.config.warm)
+            if self.source.on_disk and self.config.refresh > 0:
+                rewarm = asyncio.create_task(self._rewarm(pool))
         if self.on_ready is not None:
             self.on_ready(self)
         loop = asyncio.get_running_loop()
@@ -339,12 +342,23 @@ class KgServer:
         finally:
             if hangup:
                 loop.remove_signal_handler(signal.SIGHUP)
-            if self.warming is not None and not self.warming.done():
-                self.warming.cancel()
-                with contextlib.suppress(asyncio.CancelledError, KgError):
-                    await self.warming
+            for task in (rewarm, self.warming):
+                if task is not None and not task.done():
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError, KgError):
+                        await task
             self.pool = None
             await pool.close()
+
+    async def _rewarm(self, pool: QueryPool) -> None:
+        """Warm up again whenever the pool moves to a new version of the store (an ingest,
+        seen within --refresh seconds), so that its first requests are fast too."""
+        seen = pool.generation
+        while True:
+            await asyncio.sleep(self.config.refresh)
+            if pool.generation != seen and self.warming is None:
+                seen = pool.generation
+                self.warming = asyncio.create_task(self.warm_up())
 
     async def warm_up(self) -> None:
         """Make what first requests would: one worker loads or builds the similarity index,
