@@ -303,10 +303,7 @@ def strict_scorers(
                 continue
             row = votes.words[r]
             values = [0.0]
-            for n in kept:
-                ids = content.names.indices[content.names.indptr[n]:content.names.indptr[n + 1]]
-                m = float(content.idf[np.intersect1d(ids, row.indices)].sum())
-                values.append(m * m / max(float(content.name_weight[n]), 1e-12))
+            values += [content.name_score(n, row.indices) for n in kept]
             full_text = float(content.scores(row, np.array([c]))[0, 0])
             lower[(r, position[c])] = settings.text * (full_text - max(values))
         dropped[relation] = count

@@ -128,6 +128,11 @@ class EndpointError(KgError):
     """A remote SPARQL endpoint is unreachable or answered with an error."""
 
 
+class SourceError(KgError):
+    """A remote source kg pulls from (the live API) failed repeatedly, redirected elsewhere or
+    answered outside its contract. What was pulled before it is kept; running again resumes."""
+
+
 class NotFoundError(KgError):
     """A named thing (query, paper, graph) does not exist."""
 
@@ -157,3 +162,14 @@ class ModelNotTrainedError(KgError):
 
 class QueryTooComplexError(QuerySyntaxError):
     """SPARQL nested too deeply or too long for the parser to take safely."""
+
+
+class FetchError(KgError):
+    """A file of an archive could not be fetched: not found, refused, rate limited, a broken
+    connection or TLS, a full disk, a wrong size or checksum. The message names the file and
+    says what to do; a partial file is kept only where running again resumes it."""
+
+    def __init__(self, message: str, *, name: str = "", kind: str = "") -> None:
+        super().__init__(f"{name}: {message}" if name else message)
+        self.name = name
+        self.kind = kind  # not-found, forbidden, rate-limited, connection, tls, disk, checksum, ...

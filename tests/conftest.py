@@ -76,6 +76,9 @@ LONGEST_FIRST = (
     "tests/test_server_browser.py",
     "tests/test_feeds.py",
     "tests/test_wheel.py",
+    "tests/reliability/test_mcp_protocol.py",
+    "tests/reliability/test_hostile_values.py",
+    "tests/reliability/test_hostile_layout.py",
 )
 
 

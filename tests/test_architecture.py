@@ -17,6 +17,7 @@ library and the result types below it (lazily), never serve or cli.
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 import tomllib
@@ -33,6 +34,7 @@ RANK = {
     "ingest": 2,
     "query": 3,
     "search": 3,
+    "sources": 3,
     "export": 4,
     "graph": 4,
     "library": 5,
@@ -275,3 +277,48 @@ def test_the_cli_starts_without_the_heavy_libraries(argv: list[str]) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1] == "heavy: ", f"{argv} imported {done.stdout}"
+
+
+def architecture_tree() -> set[str]:
+    """Every path docs/architecture.md's tree names, as `kg/rdf/store.py` or `kg/rdf/`.
+
+    The tree is the first ```text block after "## The tree": one entry a line, drawn with
+    `├──`/`└──` and indented four characters a level; an entry's name is what comes before
+    its two-space gap, and `a.py, b.py` names several.
+    """
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    block = text.split("## The tree", 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
+    lines = block.splitlines()
+    assert lines[0].strip() == "kg/", "the tree starts at kg/"
+    named: set[str] = set()
+    parents = ["kg/"]
+    for line in lines[1:]:
+        found = re.match(r"^((?:│   |    )*)[├└]── (\S.*?)(?:\s{2,}.*)?$", line)
+        assert found, f"docs/architecture.md: not a tree line: {line!r}"
+        depth = len(found.group(1)) // 4 + 1
+        del parents[depth:]
+        for name in found.group(2).split(", "):
+            path = parents[-1] + name.strip()
+            named.add(path)
+            if path.endswith("/"):
+                parents.append(path)
+    return named
+
+
+def test_architecture_md_names_every_module() -> None:
+    """Every module and package under kg/ has its line in the tree, and the tree names
+    nothing that is gone. A package's own __init__.py is named by its folder's line."""
+    modules = {
+        str(p.relative_to(ROOT)) for p in _modules()
+        if not (p.name == "__init__.py" and p.parent != KG)
+    }
+    packages = {
+        f"{p.parent.relative_to(ROOT)}/" for p in KG.rglob("__init__.py") if p.parent != KG
+    }
+    named = architecture_tree()
+    missing = sorted((modules | packages) - named)
+    assert not missing, (
+        "docs/architecture.md's tree lacks a line (`name  its job`) for: " + ", ".join(missing)
+    )
+    gone = sorted(path for path in named if not (ROOT / path).exists())
+    assert not gone, "docs/architecture.md's tree names what does not exist: " + ", ".join(gone)

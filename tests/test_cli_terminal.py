@@ -168,7 +168,11 @@ def test_endpoint_queries_carry_the_declarations_they_use(
     [
         ("SELECT * WHERE { ?p a foo:Paper }", "unknown prefix 'foo:' at line 1, column 23; kg knows kg:"),
         ("SELECT * WHERE {\n  ?p a kg:Paper\n  FILTER( }", "at line 3, column"),
-        ("SELEC * WHERE { ?s ?p ?o }", "at line 1, column"),
+        ("SELEC * WHERE { ?s ?p ?o }", "at line 1, column 1: 'SELEC' is no SPARQL keyword; "
+         "did you mean SELECT?"),
+        ("PREFIX x: <http://x/>\nselec ?p WHERE { ?p ?q ?o }", "at line 2, column 1: 'selec'"),
+        ("SELECT ?p WHER { ?p ?q ?o }", "at line 1, column 11: 'WHER' is no SPARQL keyword; "
+         "did you mean WHERE?"),
     ],
 )
 def test_parse_errors_are_one_line_with_where(cli: CliRunner, query: str, expected: str) -> None:

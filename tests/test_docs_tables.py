@@ -1,5 +1,6 @@
 """The docs that open with the present: the first table of docs/performance.md and
-docs/reliability.md names commands and tests that exist and accept the flags it shows, and
+docs/reliability.md names commands and tests that exist and accept the flags it shows (and
+so does every bench command in any doc), and
 the first table of docs/ontology.md names every graph of the README store.
 
 Nothing is measured: a bench script is asked for its ``--help`` (all of them in one
@@ -189,10 +190,16 @@ def test_bench_commands_exist_and_accept_their_flags() -> None:
     assert checked >= 10
 
 
+@cache
+def click_app() -> Any:
+    """The Typer app as its click command tree (typer's own click, vendored), built once."""
+    return typer.main.get_command(app)
+
+
 def resolve_kg(words: list[str]) -> tuple[list[str], list[tuple[Any, str]]]:
     """Walk `kg …` through the Typer app: its sub-command path, and each flag with the
     command it belongs to."""
-    command: Any = typer.main.get_command(app)  # typer's own click, vendored
+    command: Any = click_app()
     path: list[str] = []
     found: list[tuple[Any, str]] = []
     rest = list(words[1:])
@@ -228,6 +235,7 @@ def test_kg_commands_exist_and_accept_their_flags() -> None:
     assert checked >= 1
 
 
+@cache
 def defined_tests(path: Path) -> set[str]:
     """`name` and `Class::name` for every function and method in a test file."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -312,3 +320,40 @@ def test_the_ontology_table_names_every_graph_of_the_readme_store(readme_store: 
     assert unnamed == [], "graphs that docs/ontology.md's first table does not describe"
     # Every row but the journal (hidden from readers) describes graphs that exist.
     assert [s for s, n in matched.items() if n == 0 and not s.startswith("urn:")] == []
+
+
+def bench_commands_in_docs() -> list[tuple[str, str]]:
+    """Each `python bench/….py …` command in any doc: in code spans and in code blocks
+    (continuations joined; a pipe, `;`, `&`, `>` or `#` ends it)."""
+    from tests.test_docs import DOC_PATHS, FENCE
+
+    found = []
+    for doc in DOC_PATHS:
+        text = doc.read_text(encoding="utf-8")
+        spans = re.findall(r"`((?:\.venv/bin/)?python3? bench/[^`\n]+)`", FENCE.sub("", text))
+        for _, body in FENCE.findall(text):
+            spans += re.findall(
+                r"((?:\.venv/bin/)?python3? bench/[^|;&>\n#]+)", body.replace("\\\n", " ")
+            )
+        found += [(doc.name, span.strip()) for span in spans]
+    return found
+
+
+def test_bench_commands_in_every_doc_exist_and_accept_their_flags() -> None:
+    answers = bench_help()
+    wrong = []
+    commands = bench_commands_in_docs()
+    for doc, command in commands:
+        words = shlex.split(command)
+        script = ROOT / words[1]
+        if script.name not in answers:
+            wrong.append(f"{doc}: {command}: no bench program {words[1]}")
+            continue
+        _, text = answers[script.name]
+        wrong += [
+            f"{doc}: {command}: {words[1]} --help does not list {flag}"
+            for flag in flags(words[2:])
+            if not re.search(rf"(?<![\w-]){re.escape(flag)}(?![\w-])", text)
+        ]
+    assert not wrong, "\n".join(wrong)
+    assert len(commands) >= 40

@@ -639,10 +639,10 @@ def test_a_paper_cited_again_is_stated_once_and_reported_each_time(
             FILTER (CONTAINS(STR(?g), "/paper/")) } GROUP BY ?g ORDER BY ?g""",
     )
     # the paper as the first row states it, and what the rows linking c/d add to it (the
-    # rows with a link that is no repository add nothing)
+    # rows with a link that is no repository add nothing); each link with its position
     assert [(str(r["g"]).rsplit("evaluation-tables/", 1)[1], r["n"]) for r in parts] == [
-        (f"paper/arxiv/{dump_samples.ARXIV}", 15),
-        (f"paper/arxiv/{dump_samples.ARXIV}/-/1", 9),
+        (f"paper/arxiv/{dump_samples.ARXIV}", 16),
+        (f"paper/arxiv/{dump_samples.ARXIV}/-/1", 10),
     ], parts
     links = select(
         store,
@@ -651,3 +651,24 @@ def test_a_paper_cited_again_is_stated_once_and_reported_each_time(
     assert [str(r["url"]) for r in links] == ["https://github.com/a/b", "https://github.com/c/d"]
     results = select(store, "SELECT (COUNT(?r) AS ?n) WHERE { ?p kg:hasResult ?r }")
     assert results == [{"n": len(tasks)}]
+
+
+@pytest.mark.parametrize("kind", DUMP_KINDS)
+def test_a_2025_archive_file_is_its_kind_licensed_and_reports_a_field_kg_does_not_map(
+    kind: str, tmp_path: Path
+) -> None:
+    """`jul-28-methods.json.gz` is Papers with Code's methods dump (its licence is known),
+    and a field the 2025 files might add is counted, not dropped in silence."""
+    from kg.testing.dumps import FILES_2025
+
+    items = [dict(item) for item in dump_samples.ALL[kind]]
+    items[0]["field_new_in_2025"] = "a value"
+    path = tmp_path / FILES_2025[kind][0].removesuffix(".gz")
+    path.write_text(json.dumps(items))
+    store = GraphStore.memory()
+    report = load(store, path, snapshot="2025-07-28")
+    assert report.unknown_keys == {"field_new_in_2025": 1}
+    assert select(store, "SELECT ?name ?licence WHERE { ?d kg:dumpName ?name ; "
+                  "dcterms:license ?licence }") == [
+        {"name": kind, "licence": "https://creativecommons.org/licenses/by-sa/4.0/"}
+    ]

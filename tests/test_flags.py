@@ -193,7 +193,7 @@ def test_flags_show_on_the_page_in_kg_leaderboard_and_its_json(
     balapinc = next(e for e in map_section["entries"] if e["model"] == "balAPInc")
     assert balapinc["value"] == "0.91" and "fraction" in balapinc["flags"][0]["reason"]
     table = run(cli, "--store", str(readme_store), "leaderboard", *board, "--metric", "MAP",
-                "--no-chart")
+                "--no-chart", "-f", "table")
     assert table.exit_code == 0, table.output
     assert "2 flagged as doubtful" in table.stdout and "mixed scale" in table.stdout
     csv_out = run(cli, "--store", str(readme_store), "leaderboard", *board, "--metric", "MAP",

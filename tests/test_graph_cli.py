@@ -113,7 +113,13 @@ def test_shared(cli: CliRunner, store_path: str) -> None:
 
 
 def test_project_default_file(cli: CliRunner, store_path: str, exports: Path) -> None:
-    result = run(cli, "--store", store_path, "project", "paper-paper")
+    # the default links papers as kg communities does: by tasks and datasets (the seeds
+    # share none); --by methods finds their 19 shared methods
+    default = run(cli, "--store", store_path, "project", "paper-paper")
+    assert default.exit_code == 0, default.output
+    path = exports / "paper-paper-by-tasks-datasets.graphml"
+    assert f"wrote {path} (graphml): paper-paper, 2 nodes, 0 edges" in default.stderr
+    result = run(cli, "--store", store_path, "project", "paper-paper", "--by", "methods")
     assert result.exit_code == 0, result.output
     path = exports / "paper-paper-by-methods.graphml"
     assert f"wrote {path} (graphml): paper-paper, 2 nodes, 1 edges" in result.stderr

@@ -154,6 +154,8 @@ COVERED = {
     },
     "kg.ingest.ingestor": {"Ingestor", "ingest", "KINDS"},
     "kg.ingest.identity": {"Iris"},
+    "kg.sources.pwc_api": {"Pull"},
+    "kg.sources.http": {"PoliteClient"},
 }
 #: Commands the library does not offer yet, and what they may import meanwhile
 #: ((file, module, name) triples; validate, void and push use the store itself).

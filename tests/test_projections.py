@@ -169,7 +169,7 @@ def test_real_slices_dataset_projection_equals_networkx() -> None:
 
 
 def test_seed_projections(seed_store: GraphStore) -> None:
-    papers = project(seed_store, "paper-paper")
+    papers = project(seed_store, "paper-paper", by="methods")
     assert [d["weight"] for *_, d in papers.edges(data=True)] == [19]
     assert {d["label"] for _, d in papers.nodes(data=True)} == {
         "Attention is Not Only a Weight: Analyzing Transformers with Vector Norms",

@@ -235,6 +235,24 @@ def test_push_to_nothing_listening(mini: Path, tmp_path: Path) -> None:
         port = s.getsockname()[1]
     with (
         GraphStore.open(mini, read_only=True) as store,
-        pytest.raises(EndpointError, match=r"cannot push to .*resume"),
+        pytest.raises(EndpointError, match=r"is unreachable .*check the URL"),
     ):
-        push(store, f"http://127.0.0.1:{port}/store", state_path=tmp_path / "s", retries=1)
+        push(store, f"http://127.0.0.1:{port}/store", state_path=tmp_path / "s", retries=5)
+
+
+def test_cli_push_to_a_closed_port_fails_at_once(mini: Path) -> None:
+    """A refused connection is no reason to retry: the command fails at once
+    (retries would take 0.5 + 1 + 2 + 4 + 8 s), says the endpoint is unreachable and does
+    not promise a resume of a push that never started."""
+    import socket
+    import time
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    started = time.monotonic()
+    result = run(CliRunner(), "--store", str(mini), "push", "--endpoint",
+                 f"http://127.0.0.1:{port}/sparql")
+    assert time.monotonic() - started < 5.0  # no backoff: the retries alone take 15.5 s
+    assert result.exit_code == 1 and "is unreachable" in result.stderr
+    assert "resume" not in result.stderr

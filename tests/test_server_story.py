@@ -218,10 +218,13 @@ def test_leaderboard_ranks_match_a_count_over_the_tables_json(ranked_client: Tes
     """Each of the paper's results: #(1 + entries ahead) of (entries with a number), counted
     here over the raw rows for that dataset and metric."""
     results = _section(ranked_client.get(f"/paper/{S}", headers=HTML).text, "results")
-    cells = re.findall(
-        r"<td>([^<]*)</td><td>([^<]*)</td><td>([^<]*)</td><td class=\"rank\">([^<]*)</td>",
-        results,
-    )
+    cells = [
+        (metric, value, model, rank)
+        for model, row in re.findall(r'<tr><td class="model">([^<]*)</td>(.*?)</tr>', results, re.S)
+        for metric, value, rank in re.findall(
+            r'<td class="num" data-label="([^"]*)">([^<]*) <span class="rank"[^>]*>([^<]*)</span>', row
+        )
+    ]
     want = []
     for rows in BOARDS.values():
         for ours in (r for r in rows if r["paper_url"] == _OURS):

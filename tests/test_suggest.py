@@ -24,6 +24,7 @@ from tests.serve_support import TestClient
 
 BASE = "https://w3id.org/kg/id/"
 KG = "https://w3id.org/kg/ontology#"
+RDFS = "http://www.w3.org/2000/01/rdf-schema#"
 PAPER = "attention-module-is-not-only-a-weight"
 #: Hits@10 of links removed on purpose from the README store (seed 0: 567 paper–task,
 #: 1,176 paper–dataset and 178 paper–method links) measured 0.7743, 0.6641 and 0.6461 with
@@ -217,3 +218,46 @@ def test_the_model_is_kept_beside_the_store_and_goes_stale_with_it(
         model = cache.suggest_model(store)
         assert model.votes.incidence.shape[0] == 2
         assert not directory.exists()  # the stale cache went with the write
+
+
+def test_no_dataset_is_offered_to_a_paper_that_has_it_under_another_name(
+    readme_store: Path,
+) -> None:
+    """EfficientNet reports on Flowers-102; Oxford 102 Flowers is the same dataset under
+    another name, so it is not suggested (it was the first suggestion). The README store's
+    dataset names hold four such pairs, each checked here by eye."""
+    from kg.ingest.identity import possibly_same_dataset
+
+    with GraphStore.open(readme_store, read_only=True) as store:
+        names = dict(store.select_values(
+            f"SELECT ?d ?l WHERE {{ ?d a <{KG}Dataset> ; <{RDFS}label> ?l }}"
+        ))
+        full = load_incidence(store)
+    ordered = sorted(names.items())
+    pairs = {
+        frozenset((a[1], b[1]))
+        for i, a in enumerate(ordered)
+        for b in ordered[i + 1 :]
+        if possibly_same_dataset(a[1], b[1])
+    }
+    assert pairs == {
+        frozenset(p)
+        for p in (
+            ("Oxford 102 Flowers", "Flowers-102"),
+            ("Moments in Time", "Moments in Time Dataset"),
+            ("Freiburg Forest", "Freiburg Forest Dataset"),
+            ("TCIA Pancreas-CT", "TCIA Pancreas-CT Dataset"),
+        )
+    }
+    paper = BASE + "paper/efficientnet-rethinking-model-scaling-for"
+    row = full.row(paper)
+    assert row is not None
+    assert BASE + "dataset/flowers-102" in {full.items[c] for c in full.items_of(row)}
+    result = CliRunner().invoke(
+        app,
+        ["--store", str(readme_store), "suggest", paper, "--kind", "dataset", "--top", "30",
+         "--json"],
+    )
+    assert result.exit_code == 0, result.output
+    offered = [s["item"] for s in json.loads(result.output)["suggestions"]]
+    assert len(offered) == 30 and BASE + "dataset/oxford-102-flowers" not in offered

@@ -5,6 +5,7 @@ paper, and a link removed from a real record comes back with the text as its rea
 from __future__ import annotations
 
 import html
+import itertools
 import json
 import re
 from pathlib import Path
@@ -62,13 +63,74 @@ def test_an_item_is_known_by_its_names_and_nothing_else(readme: Any) -> None:
         iri = full.items[column]
         node = rdflib.URIRef(iri)
         names = {str(o) for p, o in graph.predicate_objects(node) if p in name_predicates}
-        expected = names | {slug_name(iri)}
+        # a name with no word of three letters or more that is no stopword names nothing
+        expected = {n for n in names | {slug_name(iri)} if _has_a_word(n)}
         found = {content.name_text[n] for n in np.flatnonzero(content.name_column == column)}
         assert found == expected, iri
         # what the method's other statements say is never one of its names, unless a name
         # says it too (a description, the introducing paper's title, its address)
         others = {str(o) for p, o in graph.predicate_objects(node) if p not in name_predicates}
         assert not (found & others) - names, iri
+
+
+def _has_a_word(name: str) -> bool:
+    """A word of three letters or more, no stopword; or a short token beside a word, neither
+    a stopword (`3D SA` is `3d_sa`)."""
+    found = re.findall(r"[a-z0-9]+", name.lower())
+    pairs = itertools.pairwise(found)
+    return any(len(w) >= 3 and w not in STOPWORDS for w in found) or any(
+        min(len(a), len(b)) < 3 and a not in STOPWORDS and b not in STOPWORDS for a, b in pairs
+    )
+
+
+#: the Glasgow list's words as scikit-learn gives them, read apart from kg's copy
+STOPWORDS = {
+    line.strip()
+    for line in (ROOT / "kg" / "graph" / "stopwords.txt").read_text().splitlines()
+    if line.strip() and not line.startswith("#")
+}
+
+
+def test_no_reason_rests_on_a_stopword_or_a_short_token(readme: Any) -> None:
+    """The audit's cases: the seed paper's reasons for T2T-ViT, VilBERT and I-BERT cited
+    'to', 'and' and 'i'; another paper's for method/gnncl 'with' and co-correcting 'co'.
+    Every reason of the text for every method, task and dataset the seed paper's and 30
+    other papers' texts match cites no stopword and no token under three characters."""
+    store, full, (content, _) = readme
+    assert {"to", "and", "with", "co", "the", "of"} <= STOPWORDS and len(STOPWORDS) == 317
+    papers = [BASE + "paper/" + PAPER, *sorted(full.papers)[:: max(1, len(full.papers) // 30)]]
+    texts = read_texts(store, papers)
+    named = np.flatnonzero(np.isin(np.arange(len(full.items)), content.name_column))
+    cited = 0
+    for paper in papers:
+        reasons = content.explain(full.items, named.tolist(), texts.get(paper, {}))
+        for match in reasons.values():
+            if not match.whole:
+                cited += 1
+                for word in match.matched:
+                    assert word not in STOPWORDS and len(word) >= 3, (paper, match.text)
+    assert cited > 100
+    seed = content.explain(full.items, named.tolist(), texts[BASE + "paper/" + PAPER])
+    for item, bad in (("t2t-vit", "'to'"), ("vilbert", "'and'"), ("i-bert", "'i'")):
+        column = full.column(BASE + "method/" + item)
+        if column in seed:
+            assert bad not in seed[column].text, seed[column].text
+
+
+def test_precision_at_5_judged_blind_does_not_drop() -> None:
+    """The top 5 of 30 papers (bench/suggest_pool.py's seeded draw) of the matcher that
+    counted every word of a name and of this one, pooled and judged by hand with the source
+    hidden (tests/data/suggest_judgements.json): every suggested pair is judged, and this
+    matcher's precision@5 is at least the old one's."""
+    data = json.loads((ROOT / "tests" / "data" / "suggest_judgements.json").read_text())
+    judged = {(j["paper"], j["item"]): j["relevant"] for j in data["judgements"]}
+    precision = {}
+    for run in ("before", "after"):
+        pool = json.loads((ROOT / "bench" / "suggest_pools" / f"{run}.json").read_text())
+        assert len(pool) == 30 and all(len(top) == 5 for top in pool.values())
+        hits = [judged[(paper, s["item"])] for paper, top in pool.items() for s in top]
+        precision[run] = sum(hits) / len(hits)
+    assert precision["after"] >= precision["before"] > 0.2, precision
 
 
 def test_the_text_score_ignores_what_ties_a_method_to_its_paper(tmp_path: Path) -> None:
@@ -115,7 +177,8 @@ def test_the_text_score_ignores_what_ties_a_method_to_its_paper(tmp_path: Path) 
         assert (one != words[row]).nnz == 0 and one.nnz == words[row].nnz > 0
     # and the texts do name methods: most papers' own method scores above zero
     own = full.matrix[:, columns].toarray() > 0
-    assert (first[own] > 0).mean() > 0.7  # 0.7102: 1,240 of 1,746
+    # (0.6821: 1,191 of 1,746; 1,240 when a name matched in part by common words counted)
+    assert (first[own] > 0).mean() > 0.65
 
 
 def test_held_out_methods_come_back_with_their_names_as_reasons(readme: Any) -> None:

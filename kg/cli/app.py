@@ -156,10 +156,28 @@ def handles_errors(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def help_text(doc: str) -> str:
+    r"""A docstring as help: each paragraph's lines joined into one, so that the help wraps
+    at the terminal's width as whole sentences; an indented paragraph (examples) as it is.
+
+    >>> help_text("First line\n    goes on.\n\n    Example:\n\n      kg x\n      kg y\n")
+    'First line goes on.\n\nExample:\n\n  kg x\n  kg y'
+    """
+    import inspect
+
+    paragraphs = inspect.cleandoc(doc).split("\n\n")
+    return "\n\n".join(
+        p if p.startswith(" ") else " ".join(line.strip() for line in p.splitlines())
+        for p in paragraphs
+    )
+
+
 def command(*args: Any, **kwargs: Any) -> Callable[[F], F]:
     """`app.command` with kg's error handling."""
 
     def register(func: F) -> F:
+        if "help" not in kwargs and func.__doc__:
+            kwargs["help"] = help_text(func.__doc__)
         app.command(*args, **kwargs)(handles_errors(func))
         return func
 
@@ -209,10 +227,18 @@ def main() -> None:
     app()
 
 
+def emit_json(data: Any) -> None:
+    """Print data as JSON, the one way `--json` and `--format json` write it: standard JSON,
+    a number beyond float range as `null` (kg.library.results.json_text)."""
+    from kg.library.results import json_text
+
+    emit(json_text(data, indent=1))
+
+
 def emit(rendered: str | RenderableType) -> None:
     """Print a result: text as it is (with a final newline), a rich renderable on the console."""
     if isinstance(rendered, str):
         sys.stdout.write(rendered if rendered.endswith("\n") else rendered + "\n")
         sys.stdout.flush()
     else:
-        out.print(rendered)
+        out.print(rendered, soft_wrap=False)  # a table's title and caption wrap at its width

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -23,6 +22,7 @@ from kg.cli.app import (
 )
 from kg.config import MAX_ARRAY_ITEMS
 from kg.errors import RecordError, UsageError
+from kg.library.results import json_text
 
 if TYPE_CHECKING:
     from kg.ingest.ingestor import IngestReport
@@ -57,14 +57,15 @@ def ingest(
     snapshot: Annotated[
         str | None,
         typer.Option(
-            help="Snapshot date (YYYY-MM-DD) of the dumps read; default: their gzip header date."
+            help="Snapshot date (YYYY-MM-DD) of the dumps read; default: their kg fetch "
+            "manifest's, else their gzip header date."
         ),
     ] = None,
     licence: Annotated[
         str | None,
         typer.Option(
-            help="Licence IRI of the dumps read (default: CC BY-SA 4.0 for Papers with Code's "
-            "own dump files, none for others)."
+            help="Licence IRI of the dumps read (default: their kg fetch manifest's; CC BY-SA "
+            "4.0 for Papers with Code's own dump files; none for others)."
         ),
     ] = None,
     attribution: Annotated[
@@ -127,7 +128,7 @@ def ingest(
     if as_json:
         data = report.as_dict()
         data["store_quads"] = len(graph)
-        out.print_json(json.dumps(data))
+        out.print_json(json_text(data))
     elif not quiet:
         print_summary(report, len(graph))
     if report.rejected:
@@ -188,7 +189,7 @@ def compact(
     """
     done = state.graph(write=True).compact(into)
     if as_json:
-        out.print_json(json.dumps(done.as_dict()))
+        out.print_json(json_text(done.as_dict()))
         return
     out.print(
         f"compact copy in {escape(str(into))}: {done.bytes_before / 1_048_576:,.1f} MB → "
@@ -206,7 +207,7 @@ def stats(
 
     result = state.graph().stats()
     if as_json:
-        out.print_json(json.dumps(result.as_dict()))
+        out.print_json(json_text(result.as_dict()))
         return
     table = Table("class", "entities", header_style="bold")
     for cls, n in sorted(result.classes.items()):
@@ -262,7 +263,7 @@ def validate(
     report = run_validation(state.store())
     if as_json:
         out.print_json(
-            json.dumps(
+            json_text(
                 {
                     "conforms": report.conforms,
                     "violations": [v.__dict__ for v in report.violations],

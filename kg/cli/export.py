@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from pathlib import Path
@@ -12,6 +11,7 @@ import typer
 
 from kg.cli.app import command, err, out, state
 from kg.errors import UsageError
+from kg.library.results import json_text
 from kg.rdf.formats import WRITABLE_RDF
 from kg.resources import exports_dir
 
@@ -107,7 +107,7 @@ def export_command(
             highlight=False,
         )
     if as_json:
-        (err if out_path == "-" else out).print_json(json.dumps(report.as_dict()))
+        (err if out_path == "-" else out).print_json(json_text(report.as_dict()))
     else:
         err.print(_summary(report, where), highlight=False)
 
@@ -261,9 +261,10 @@ def push_command(
     """
     from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
-    from kg.export.push import PushAuth, PushReport, push
+    from kg.export.push import PushAuth, PushReport, check_reachable, push
 
     auth = PushAuth(user=user, password=password, token=token)
+    check_reachable(endpoint)  # a closed port fails before the store is opened
     store = state.store()
     path = state_file or _default_state(endpoint)
     show = not quiet and err.is_terminal

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from kg.cli.app import command, emit, err, state
+from kg.cli.app import command, emit, emit_json, err, state
 from kg.errors import UsageError
 from kg.graph.relations import (
     BY_CHOICES,
@@ -39,7 +38,18 @@ KIND_HELP = (
 
 
 def _dump(data: Any) -> None:
-    emit(json.dumps(data, indent=1, ensure_ascii=False))
+    emit_json(data)
+
+
+def _fitted(lines: list[str], indent: str) -> str:
+    """`lines` as they are through a pipe; on a terminal, each wrapped at spaces to its
+    width, later lines of one indented (kg.cli.output.wrapped: no word split)."""
+    from kg.cli.app import out
+    from kg.cli.output import wrapped
+
+    if not out.is_terminal:
+        return "\n".join(lines)
+    return "\n".join(wrapped(line, out.size.width, indent) for line in lines)
 
 
 def _item_text(item: SharedItem) -> str:
@@ -92,7 +102,7 @@ def similar_command(
         more = len(match.shared) - explain
         tail = f", … (+{more})" if more > 0 else ""
         lines.append(f"       {len(match.shared)} shared: {shown}{tail}")
-    emit("\n".join(lines))
+    emit(_fitted(lines, indent=" " * 7))
 
 
 @command("suggest", rich_help_panel=PANEL)
@@ -219,7 +229,11 @@ def project_command(
             show_default=False,
         ),
     ] = None,
-    by: Annotated[str, typer.Option("--by", help=f"For paper-paper: {BY_HELP}")] = "methods",
+    by: Annotated[
+        str,
+        typer.Option("--by", help=f"For paper-paper: {BY_HELP} The default links papers by "
+                     "their topics, as kg communities does."),
+    ] = COMMUNITY_BY,  # the library's default
     min_weight: Annotated[
         int, typer.Option(help="Keep projected edges of at least this weight.")
     ] = 1,

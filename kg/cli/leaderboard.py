@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import sys
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from kg.cli.app import command, emit, out, state
+from kg.cli.app import command, emit, emit_json, out, state
 from kg.errors import UsageError
 
 if TYPE_CHECKING:
@@ -18,7 +17,7 @@ if TYPE_CHECKING:
 
     from kg.query.leaderboard import Leaderboard, Point, Section
 
-FORMATS = ("table", "csv", "json")
+FORMATS = ("table", "tsv", "csv", "json")
 CHART_WIDTH, CHART_HEIGHT = 64, 14
 
 
@@ -33,62 +32,56 @@ def _code_cell(board: Leaderboard, paper: str | None) -> str:
     return name + (f" ({', '.join(flags)})" if flags else "") + more
 
 
-def section_table(board: Leaderboard, section: Section) -> Table:
-    from rich.table import Table
-    from rich.text import Text
+def section_table(board: Leaderboard, section: Section, width: int | None = None) -> Table:
+    """The ranking as a table that fits `width` (default: the terminal's): no name broken
+    inside a word, empty columns dropped, the width to model, value and paper first; the
+    code column goes first when the screen is too narrow for all."""
+    from kg.cli.output import fitted_table
 
     flagged = sum(1 for e in section.entries if e.flags)
     caption = f"{len(section.entries)} results; {section.ranked_by}"
     if flagged:
         caption += f"; {flagged} flagged as doubtful (reasons: --format json)"
-    table = Table(title=Text(f"{board.label}: {section.metric}"), caption=caption,
-                  header_style="bold")
-    table.add_column("rank", justify="right", min_width=4)
-    table.add_column("model", overflow="fold", min_width=16, max_width=34)
-    table.add_column("value", no_wrap=True, min_width=7)
-    table.add_column("date", no_wrap=True, min_width=10)
-    # the fixed columns and the borders take about 60 characters; paper and code share the rest
-    rest = max(24, out.size.width - 60 - (16 if flagged else 0))
-    table.add_column("paper", no_wrap=True, overflow="ellipsis", max_width=rest * 3 // 5)
-    table.add_column("code", no_wrap=True, overflow="ellipsis", max_width=rest * 2 // 5)
-    if flagged:
-        table.add_column("flags", overflow="fold", min_width=14, max_width=16)
-    for e in section.entries:
-        table.add_row(
-            *(
-                Text(cell)  # data, not markup
-                for cell in (
-                    str(e.rank) if e.rank is not None else "-",
-                    e.model or "",
-                    e.value,
-                    e.date or "",
-                    e.title or e.paper_url or "",
-                    _code_cell(board, e.paper),
-                    *((", ".join(f.label for f in e.flags),) if flagged else ()),
-                )
-            )
-        )
-    return table
-
-
-def history_table(section: Section) -> Table:
-    from rich.table import Table
-    from rich.text import Text
-
-    table = Table(
-        title=Text(f"{section.metric}: the best so far ({section.ranked_by})"),
-        header_style="bold",
+    headers = ["rank", "model", "value", "date", "paper", "code", "flags"]
+    rows = [
+        [
+            str(e.rank) if e.rank is not None else "-",
+            e.model or "",
+            e.value,
+            e.date or "",
+            e.title or e.paper_url or "",
+            _code_cell(board, e.paper),
+            ", ".join(f.label for f in e.flags),
+        ]
+        for e in section.entries
+    ]
+    return fitted_table(
+        headers, rows, width or out.size.width, priority=[1, 2, 4],
+        wrap=frozenset({1}), droppable=[6, 5], right=frozenset({0}), caps={1: 34, 4: 48},
+        title=f"{board.label}: {section.metric}", caption=caption,
     )
-    for name in ("date", "value", "best"):
-        table.add_column(name, no_wrap=True, min_width=10 if name == "date" else 6)
-    table.add_column("model", overflow="fold", min_width=16, max_width=34)
-    paper_width = max(12, out.size.width - 70)
-    table.add_column("paper", no_wrap=True, overflow="ellipsis", max_width=paper_width)
-    for p in section.history:
-        cells = (p.date, str(p.value), f"{p.best}{' *' if p.new_best else ''}", p.model or "")
-        table.add_row(*(Text(c) for c in (*cells, p.title or "")))
-    table.caption = "* a new best"
-    return table
+
+
+def history_table(section: Section, width: int | None = None) -> Table:
+    """The best so far, oldest first, as a table that fits `width` (see `section_table`)."""
+    from kg.cli.output import fitted_table
+
+    headers = ["date", "value", "best", "model", "paper"]
+    rows = [
+        [p.date, str(p.value), "-" if p.best is None else f"{p.best}{' *' if p.new_best else ''}",
+         p.model or "", p.title or ""]
+        for p in section.history
+    ]
+    return fitted_table(
+        headers, rows, width or out.size.width, priority=[3, 1, 4], wrap=frozenset({3}),
+        caps={3: 34},
+        title=f"{section.metric}: the best so far ({section.ranked_by})",
+        caption=(
+            "* a new best"
+            if section.direction != "unknown"
+            else "direction unknown: kg cannot tell which value is best, so it marks no best"
+        ),
+    )
 
 
 def step_chart(
@@ -103,15 +96,28 @@ def step_chart(
         return f"(no dated result on {section.metric}: nothing to chart)"
     dates = np.array([p.date for p in points], dtype="datetime64[D]")
     values = np.array([float(p.value) for p in points])
+    if section.direction == "unknown":
+        chart: str = plot_to_string(
+            [values],
+            [dates],
+            lines=[False],
+            legend_labels=["result"],
+            title=f"{section.metric}: direction unknown, no best so far",
+            width=width,
+            height=height,
+            color=color,
+        )
+        return chart
     # a step line: the best holds until the next new best, then jumps
+    assert points[0].best is not None
     step_x, step_y = [dates[0]], [float(points[0].best)]
     for d, p in zip(dates[1:], points[1:], strict=True):
         if p.new_best:
             step_x += [d, d]
-            step_y += [step_y[-1], float(p.best)]
+            step_y += [step_y[-1], float(p.best or 0)]
     step_x.append(dates[-1])
     step_y.append(step_y[-1])
-    chart: str = plot_to_string(
+    chart = plot_to_string(
         [values, np.array(step_y)],
         [dates, np.array(step_x, dtype="datetime64[D]")],
         lines=[False, True],
@@ -124,33 +130,48 @@ def step_chart(
     return chart
 
 
-def _csv(board: Leaderboard, sections: list[Section], history: bool) -> str:
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
+def _rows(board: Leaderboard, sections: list[Section], history: bool) -> list[list[object]]:
+    """The header and rows of the CSV and TSV output."""
     if history:
-        writer.writerow(["metric", "date", "value", "model", "paper", "best", "new_best"])
+        rows: list[list[object]] = [
+            ["metric", "date", "value", "model", "paper", "best", "new_best"]
+        ]
         for s in sections:
             for p in s.history:
-                writer.writerow(
+                rows.append(
                     [s.metric, p.date, p.value, p.model or "", p.paper or "", p.best, p.new_best]
                 )
-    else:
-        writer.writerow(
-            ["metric", "direction", "rank", "model", "value", "number", "spread", "paper",
-             "title", "date", "code", "flags"]
-        )
-        for s in sections:
-            for e in s.entries:
-                writer.writerow(
-                    [
-                        s.metric, s.direction, e.rank if e.rank is not None else "", e.model or "",
-                        e.value, "" if e.number is None else e.number,
-                        "" if e.spread is None else e.spread, e.paper or e.paper_url or "",
-                        e.title or "", e.date or "", _code_cell(board, e.paper),
-                        " | ".join(f"{f.kind}: {f.reason}" for f in e.flags),
-                    ]
-                )
+        return rows
+    rows = [
+        ["metric", "direction", "rank", "model", "value", "number", "spread", "paper",
+         "title", "date", "code", "flags"]
+    ]
+    for s in sections:
+        for e in s.entries:
+            rows.append(
+                [
+                    s.metric, s.direction, e.rank if e.rank is not None else "", e.model or "",
+                    e.value, "" if e.number is None else e.number,
+                    "" if e.spread is None else e.spread, e.paper or e.paper_url or "",
+                    e.title or "", e.date or "", _code_cell(board, e.paper),
+                    " | ".join(f"{f.kind}: {f.reason}" for f in e.flags),
+                ]
+            )
+    return rows
+
+
+def _csv(board: Leaderboard, sections: list[Section], history: bool) -> str:
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows(_rows(board, sections, history))
     return out.getvalue()
+
+
+def _tsv(board: Leaderboard, sections: list[Section], history: bool) -> str:
+    """Tab-separated values: a tab or line break inside a cell becomes a space."""
+    return "".join(
+        "\t".join(" ".join(str(c).split("\t")).replace("\n", " ") for c in row) + "\n"
+        for row in _rows(board, sections, history)
+    )
 
 
 @command("leaderboard", rich_help_panel="Query")
@@ -166,7 +187,11 @@ def leaderboard_command(
         typer.Option(help="Only this metric (default: every metric of the leaderboard).",
                      show_default=False),
     ] = None,
-    fmt: Annotated[str, typer.Option("--format", "-f", help="table|csv|json.")] = "table",
+    fmt: Annotated[
+        str,
+        typer.Option("--format", "-f", help="table|tsv|csv|json (default: a table on a "
+                     "terminal, tsv through a pipe).", show_default=False),
+    ] = "",
     history: Annotated[
         bool,
         typer.Option(
@@ -198,6 +223,7 @@ def leaderboard_command(
 
       kg leaderboard image-classification imagenet --metric "Top 1 Accuracy" --history -f json
     """
+    fmt = fmt or ("table" if out.is_terminal else "tsv")
     if fmt not in FORMATS:
         raise UsageError(f"--format {fmt} is not one of: {', '.join(FORMATS)}")
     board = state.graph().leaderboard(task, dataset, metric=metric)
@@ -215,15 +241,17 @@ def leaderboard_command(
         sections = list(board.sections)
     if fmt == "json":
         if history:
-            emit(json.dumps([p.as_json() for p in sections[0].history], indent=1,
-                            ensure_ascii=False))
+            emit_json([p.as_json() for p in sections[0].history])
         else:
             data = board.as_json()
             data["sections"] = [s.as_json() for s in sections]
-            emit(json.dumps(data, indent=1, ensure_ascii=False))
+            emit_json(data)
         return
     if fmt == "csv":
         emit(_csv(board, sections, history))
+        return
+    if fmt == "tsv":
+        emit(_tsv(board, sections, history))
         return
     draw = sys.stdout.isatty() if chart is None else chart
     for s in sections:

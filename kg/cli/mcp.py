@@ -48,6 +48,7 @@ def mcp_command(
     no SERVICE to other hosts). Standard output carries only the protocol.
     """
     from kg.mcp.server import Limits, build
+    from kg.mcp.stdio import run_stdio
     from kg.serve.mcp import PoolBackend
     from kg.serve.pool import QueryPool, Source
 
@@ -82,4 +83,4 @@ def mcp_command(
         command="kg mcp",
     )
     server = build(PoolBackend(lambda: running["pool"], state.base_iri), limits, lifespan=lifespan)
-    server.run("stdio")
+    run_stdio(server)

@@ -3,9 +3,10 @@
 Every format streams: json, xml, csv and tsv through kg's one results writer
 (kg.rdf.stream over Oxigraph's serialisers), the table as text. On a pipe the table is
 plain aligned text whose column widths come from its first rows, written batch by batch;
-on a terminal it shows a screen's worth of rows (IRIs shortened with kg's prefixes and
-wrapped, never cut; a table wider than the screen one row per block of lines) and says how
-many rows it showed of how many.
+on a terminal it shows a screen's worth of rows (IRIs shortened with kg's prefixes, cells
+wrapped at spaces, never inside a word: a word longer than the screen's line ends in "…";
+a table wider than the screen one row per block of lines) and says how many rows it showed
+of how many.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from rich.console import Console
-from rich.table import Column, Table
+from rich.table import Table
 from rich.text import Text
 
 from kg.errors import UsageError
@@ -188,14 +189,8 @@ def screen_table(
     if wide:
         _blocks(variables, shown, console)
     else:
-        table = Table(
-            *(Column(v, overflow="fold") for v in variables),
-            show_lines=False,
-            header_style="bold",
-        )
-        for r in shown:
-            table.add_row(*(Text(c) for c in r))  # data, not markup: "[/red]" is text
-        console.print(table)
+        every = frozenset(range(len(variables)))
+        console.print(fitted_table(variables, shown, width, wrap=every), soft_wrap=False)
     total = len(sample)
     if total > budget:
         with console.status("counting the rows"):
@@ -203,7 +198,7 @@ def screen_table(
         console.print(
             f"{len(shown):,} of {_rows_word(total)} shown (a screen's worth); pipe the output "
             "or use --format tsv to see them all",
-            highlight=False,
+            highlight=False, soft_wrap=False,
         )
     else:
         console.print(_rows_word(total), highlight=False)
@@ -216,8 +211,97 @@ def _blocks(variables: list[str], rows: list[list[str]], console: Console) -> No
         console.rule(Text(f"row {i:,}"), align="left", style="dim")
         grid = Table.grid(padding=(0, 2))
         grid.add_column(style="bold", width=grid_width, no_wrap=True)
-        grid.add_column(overflow="fold")
+        grid.add_column(overflow="ellipsis")  # wrapped at spaces; a longer word ends in …
         for v, c in zip(variables, r, strict=True):
             grid.add_row(v, Text(c))
-        console.print(grid)
+        console.print(grid, soft_wrap=False)
 
+
+
+# --- tables that fit the terminal -----------------------------------------------------------
+
+#: What a fitted table's column takes besides its cells: a space of padding on each side and
+#: the one-character rule between columns (box.SIMPLE_HEAD without its edge).
+COLUMN_OVERHEAD = 3
+#: The narrowest a wrapping column gets (a longer word in it ends in "…"), and the narrowest
+#: a one-line column gets.
+MIN_WRAP, MIN_LINE = 20, 12
+
+
+def _longest_word(cells: Iterable[str]) -> int:
+    return max((len(w) for c in cells for w in c.split()), default=0)
+
+
+def fitted_widths(
+    headers: list[str], rows: list[list[str]], width: int, *,
+    priority: list[int] | None = None, wrap: frozenset[int] = frozenset(),
+    droppable: list[int] | None = None, caps: Mapping[int, int] | None = None,
+) -> list[tuple[int, int]]:
+    """Which columns a table of `width` characters shows, and how wide: [(column, width)].
+
+    Columns whose cells are all empty are dropped. Each column first gets its narrowest
+    width that breaks no word: its longest word for the columns in `wrap` (they wrap at
+    spaces; at most MIN_WRAP), else the whole cell (at most MIN_LINE: a longer one ends in
+    "…"). While that is too wide, the columns in `droppable` go, last first. What is left
+    goes to the columns in `priority` order (default: left to right), each up to its `caps`
+    width, then up to its widest cell.
+    """
+    cols = [i for i in range(len(headers)) if any(r[i] for r in rows)]
+    natural = {i: max([len(headers[i]), *(len(r[i]) for r in rows)]) for i in cols}
+
+    def least(i: int) -> int:
+        if i in wrap:
+            word = min(_longest_word(r[i] for r in rows), MIN_WRAP)
+            return max(len(headers[i]), min(natural[i], word))
+        return max(len(headers[i]), min(natural[i], MIN_LINE))
+
+    drop = [i for i in (droppable or []) if i in cols]
+    while drop and sum(least(i) + COLUMN_OVERHEAD for i in cols) > width:
+        cols.remove(drop.pop())
+    sizes = {i: least(i) for i in cols}
+    room = width + 1 - sum(sizes[i] + COLUMN_OVERHEAD for i in cols)  # no rule after the last
+    order = [p for p in (priority or []) if p in cols]
+    for limits, which in ((caps or {}, order), ({}, order + cols)):
+        for i in which:
+            cap = min(limits.get(i, natural[i]), natural[i])
+            more = min(max(room, 0), max(0, cap - sizes[i]))
+            sizes[i] += more
+            room -= more
+    return [(i, sizes[i]) for i in cols]
+
+
+def fitted_table(
+    headers: list[str], rows: list[list[str]], width: int, *,
+    priority: list[int] | None = None, wrap: frozenset[int] = frozenset(),
+    droppable: list[int] | None = None, right: frozenset[int] = frozenset(),
+    caps: Mapping[int, int] | None = None, title: str | None = None,
+    caption: str | None = None,
+) -> Table:
+    """A rich table of `rows` at most `width` wide (see `fitted_widths`) that never breaks a
+    word: the columns in `wrap` wrap at spaces, the others stay on one line, and a word or
+    cell longer than its column ends in "…"."""
+    from rich import box
+
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, header_style="bold",
+                  title=Text(title) if title else None, caption=caption)
+    shown = fitted_widths(headers, rows, width, priority=priority, wrap=wrap,
+                          droppable=droppable, caps=caps)
+    for i, w in shown:
+        table.add_column(headers[i], width=w, overflow="ellipsis", no_wrap=i not in wrap,
+                         justify="right" if i in right else "left")
+    for r in rows:
+        table.add_row(*(Text(r[i]) for i, _ in shown))  # data, not markup
+    return table
+
+
+def wrapped(text: str, width: int, indent: str = "") -> str:
+    """`text` wrapped at spaces to `width` columns, its second and later lines indented
+    with `indent`; a word longer than a line ends in "…" instead of being split."""
+    import textwrap
+
+    room = max(8, width - len(indent))
+    words = [w if len(w) <= room else w[: room - 1] + "…" for w in text.split(" ")]
+    lead = len(text) - len(text.lstrip(" "))
+    return textwrap.fill(" ".join(words).strip(" "), width=width, initial_indent=" " * lead,
+                         subsequent_indent=indent, break_long_words=False,
+                         break_on_hyphens=False)

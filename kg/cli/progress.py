@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
@@ -21,6 +21,7 @@ from rich.progress import (
     ProgressColumn,
     SpinnerColumn,
     Task,
+    TaskID,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
@@ -141,3 +142,26 @@ def working(description: str, *, show: bool) -> Iterator[Working]:
         if show:
             timer.join()
         progress.stop()
+
+
+@contextmanager
+def download_progress(show: bool) -> Iterator[Callable[[str, int, int | None], None]]:
+    """A bar per file on stderr for `kg fetch`: bytes, rate and time left (nothing when
+    `show` is false)."""
+    columns: list[ProgressColumn | str] = [
+        TextColumn("{task.description}"),
+        BarColumn(bar_width=20),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+        TextColumn("left"),
+        TimeRemainingColumn(),
+    ]
+    with Progress(*columns, console=err, disable=not show) as bar:
+        tasks: dict[str, TaskID] = {}
+
+        def update(name: str, done: int, total: int | None) -> None:
+            if name not in tasks:
+                tasks[name] = bar.add_task(name, total=total)
+            bar.update(tasks[name], completed=done, total=total)
+
+        yield update

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -15,6 +14,7 @@ from kg.cli.app import (
     ResultFormat,
     command,
     emit,
+    emit_json,
     memory_limited,
     out,
     state,
@@ -35,7 +35,7 @@ def _listing(queries: dict[str, NamedQuery], fmt: str, markdown: bool) -> None:
     if markdown:
         emit(markdown_list(queries.values()))
     elif fmt == "json":
-        emit(json.dumps([q.as_json() for q in queries.values()], indent=1, ensure_ascii=False))
+        emit_json([q.as_json() for q in queries.values()])
     elif fmt == "table":
         table = Table("query", "summary", "parameters", header_style="bold")
         for q in queries.values():

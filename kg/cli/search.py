@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from typing import Annotated
 
 import typer
 from rich.markup import escape
 
-from kg.cli.app import command, emit, err, out, state
+from kg.cli.app import command, emit_json, err, out, state
 from kg.errors import UsageError
 
 
@@ -62,10 +61,14 @@ def search(
     assert query is not None
     results = graph.search(query, type=type_, top=limit, page=page)
     if as_json:
-        emit(json.dumps(results.as_dict(), indent=1, ensure_ascii=False))
+        emit_json(results.as_dict())
         return
     if not results.total:
-        err.print("no hits", highlight=False)
+        close = graph.near(query)
+        hint = "; did you mean: " + ", ".join(
+            f"{t.label or t.key} ({t.kind})" for t in close
+        ) + "?" if close else ""
+        err.print(f"no hits{hint}", highlight=False, markup=False)
         return
     counts = " · ".join(f"{kind} {n:,}" for kind, n in results.counts.items())
     if not results.hits:
@@ -80,13 +83,14 @@ def search(
         if hit.type == "paper":
             bits = [str(hit.year or "n.d."), ", ".join(hit.tasks), "code" if hit.has_code else ""]
             extra = " · ".join(b for b in bits if b)
-        out.print(
-            f"[bold]{rank:>3}[/] [cyan]{hit.type:<10}[/] [bold]{escape(hit.label)}[/]"
-            f"  [dim]{hit.score}[/]" + (f"  {escape(extra)}" if extra else ""),
-            highlight=False,
-        )
-        out.print(f"      [dim]{escape(hit.iri)}[/]", highlight=False)
+        head = (f"[cyan]{hit.type:<10}[/] [bold]{escape(hit.label)}[/]  [dim]{hit.score}[/]"
+                + (f"  {escape(extra)}" if extra else ""))
         snippet = " ".join(hit.marked("[bold yellow]", "[/]", escape).split())
+        if out.is_terminal:
+            _hit_on_screen(rank, head, f"[dim]{escape(hit.iri)}[/]", snippet)
+            continue
+        out.print(f"[bold]{rank:>3}[/] {head}", highlight=False)
+        out.print(f"      [dim]{escape(hit.iri)}[/]", highlight=False)
         if snippet:
             out.print(f"      {snippet}", highlight=False)
     if results.has_next or results.has_previous:
@@ -94,3 +98,18 @@ def search(
         moves += [f"--page {results.page + 1} for the next"] if results.has_next else []
         err.print(f"page {results.page:,} of {results.pages:,}: " + ", ".join(moves),
                   highlight=False)
+
+
+def _hit_on_screen(rank: int, *lines: str) -> None:
+    """A hit on a terminal: its lines (rich markup) beside its rank, wrapped at spaces to
+    the screen's width, a word too long for a line ending in "…" (never split)."""
+    from rich.table import Table
+    from rich.text import Text
+
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(justify="right", no_wrap=True, min_width=3)
+    grid.add_column(overflow="ellipsis")
+    for i, line in enumerate(x for x in lines if x):
+        grid.add_row(Text.from_markup(f"[bold]{rank}[/]" if i == 0 else ""),
+                     Text.from_markup(line, overflow="ellipsis"))
+    out.print(grid, highlight=False, soft_wrap=False)

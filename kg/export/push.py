@@ -113,6 +113,7 @@ class _Sender:
         self.url = url
         self.retries = retries
         self.report = report
+        self.answered = False  # whether the endpoint has answered any request yet
         headers = {"User-Agent": "kg push (SPARQL 1.1 Graph Store Protocol client)"}
         if auth.token is not None:
             headers["Authorization"] = f"Bearer {auth.token}"
@@ -134,6 +135,12 @@ class _Sender:
     def close(self) -> None:
         self.client.close()
 
+    def reach(self) -> None:
+        """Fail at once when nothing answers at the URL (`check_reachable`)."""
+        check_reachable(self.url, self.client)
+        self.answered = True
+
+
     def send(self, method: str, graph: str | None, body: bytes) -> None:
         params = {"default": ""} if graph is None else {"graph": graph}
         pause = 0.5
@@ -148,13 +155,20 @@ class _Sender:
                     headers={"Content-Type": MEDIA_TYPE},
                 )
             except httpx.HTTPError as exc:
+                if isinstance(exc, httpx.ConnectError) and not self.answered:
+                    # nothing listens there (or no such host): waiting will not change that
+                    raise EndpointError(
+                        f"the endpoint {self.url} is unreachable ({exc or 'no connection'}); "
+                        "check the URL and that the endpoint is running"
+                    ) from None
                 if attempt == self.retries:
+                    resume = " Run the same command again to resume" if self.answered else ""
                     raise EndpointError(
                         f"cannot push to {self.url}: {exc or type(exc).__name__}; "
-                        "check the URL and that the endpoint is running. Run the same "
-                        "command again to resume"
+                        f"check the URL and that the endpoint is running.{resume}"
                     ) from None
             else:
+                self.answered = True
                 if response.status_code < 400:
                     return
                 if response.status_code not in _RETRY_STATUS or attempt == self.retries:
@@ -162,6 +176,26 @@ class _Sender:
             self.report.retries += 1
             time.sleep(pause)
             pause = min(pause * 2, 30.0)
+
+
+def check_reachable(url: str, client: httpx.Client | None = None) -> None:
+    """An EndpointError at once, before any graph is read, when nothing answers at `url`
+    (a refused connection, no such host): retrying would not change that. Any answer, even
+    an error status, will do; a slow one is left to the requests themselves."""
+    own = client is None
+    client = client or httpx.Client(follow_redirects=True)
+    try:
+        client.get(url, params={"graph": "urn:kg:push-probe"}, timeout=10.0)
+    except httpx.ConnectError as exc:
+        raise EndpointError(
+            f"the endpoint {url} is unreachable ({exc or 'no connection'}); check the URL "
+            "and that the endpoint is running"
+        ) from None
+    except httpx.HTTPError:
+        return
+    finally:
+        if own:
+            client.close()
 
 
 def _refusal(url: str, graph: str | None, response: httpx.Response) -> str:
@@ -253,11 +287,12 @@ def push(
         raise UsageError("--chunk-kb must be at least 1")
     started = time.monotonic()
     report = PushReport()
-    graphs = push_graphs(store)
-    report.total_graphs = sum(1 for g in graphs if g is not None)
-    state = _State.read(state_path, url, restart)
     sender = _Sender(url, auth or PushAuth(), timeout, retries, report)
     try:
+        sender.reach()
+        graphs = push_graphs(store)
+        report.total_graphs = sum(1 for g in graphs if g is not None)
+        state = _State.read(state_path, url, restart)
         for graph in graphs:
             key = "" if graph is None else graph
             if key in state.done and _digest(store, graph) == state.done[key]:

@@ -29,6 +29,7 @@ import scipy.sparse as sp
 from kg.errors import UsageError
 from kg.graph.incidence import Incidence, labels, load_incidence
 from kg.graph.relations import (
+    PAPER_LINKS_BY,
     RELATIONS,
     graph_format,
     projection_kind,
@@ -190,7 +191,7 @@ def project(
     store: GraphStore,
     kind: str,
     *,
-    by: str | Sequence[str] = "methods",
+    by: str | Sequence[str] = PAPER_LINKS_BY,
     min_weight: int = 1,
     max_share: float | None = None,
     incidence: Incidence | None = None,

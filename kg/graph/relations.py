@@ -132,6 +132,10 @@ def projection_kind(name: str) -> ProjectionKind:
 METRIC_NAMES = ("idf", "idf-cosine", "jaccard", "overlap", "cosine", "adamic-adar")
 DEFAULT_METRIC = "idf"
 DEFAULT_BY = ALL
+#: What papers are linked by in a paper-paper projection unless told (`kg project` and
+#: `kg communities`, one default for both): their tasks and datasets. Most papers share no
+#: method with any other, so a projection by methods is mostly papers alone.
+PAPER_LINKS_BY = "tasks,datasets"
 
 GRAPH_FORMATS = {".graphml": "graphml", ".gexf": "gexf", ".json": "node-link JSON"}
 

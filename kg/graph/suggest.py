@@ -45,6 +45,7 @@ from kg.graph.holdout import Evidence, block_ranks, metrics, relation_columns, s
 from kg.graph.incidence import Incidence, labels
 from kg.graph.relations import RELATIONS, SUGGEST_KINDS, fallback_label
 from kg.graph.similarity import SimilarityIndex, bm25_idf, metric_named, resolve_paper
+from kg.ingest.identity import possibly_same_dataset
 from kg.rdf.store import GraphStore
 
 Array = np.ndarray
@@ -513,6 +514,8 @@ def suggest(
             )[0]
             neighbours[relation] = (nb[0], sims[0])
             scores[np.isin(columns, inc.items_of(row))] = -np.inf
+            if relation == "datasets":
+                _drop_possibly_same(store, inc, row, columns, scores, top)
         order = np.lexsort((columns, -scores))[:top]
         found.extend(
             (float(scores[i]), int(columns[i]), relation)
@@ -550,6 +553,23 @@ def suggest(
         names,
         {r: model.trained.for_relation(r) for r in relations},
     )
+
+
+def _drop_possibly_same(
+    store: GraphStore, inc: Incidence, row: int, columns: Array, scores: Array, top: int
+) -> None:
+    """No dataset the paper may already have under another name: the best candidates that
+    kg.ingest.identity.possibly_same_dataset finds the same as one of the paper's datasets
+    ("Oxford 102 Flowers" beside "Flowers-102") are left out (their score made -inf)."""
+    own = [int(c) for c in np.intersect1d(columns, inc.items_of(row))]
+    if not own:
+        return
+    best = [int(i) for i in np.argsort(-scores, kind="stable")[: top * 3] if np.isfinite(scores[i])]
+    names = labels(store, [inc.items[c] for c in own] + [inc.items[columns[i]] for i in best])
+    mine = [names[inc.items[c]] for c in own]
+    for i in best:
+        if any(possibly_same_dataset(names[inc.items[columns[i]]], m) for m in mine):
+            scores[i] = -np.inf
 
 
 def _together(votes: Votes, row: int | None, columns: list[int]) -> list[Array | None]:

@@ -44,7 +44,7 @@ from kg.ingest.mapping import (
     web_iri,
 )
 from kg.ingest.values import iso_date
-from kg.rdf.terms import literal, safe_iri, segment, typed
+from kg.rdf.terms import integer, literal, safe_iri, segment, typed
 from kg.rdf.vocab import KG, STD, XSD, iri
 
 PAPERS = "papers-with-abstracts"
@@ -64,19 +64,24 @@ PWC_ATTRIBUTION = "https://github.com/paperswithcode/paperswithcode-data"
 #: Values that stand for "unknown" in a dump, by field: not stated as facts (docs/dumps.md).
 PLACEHOLDER_YEAR = 2000  # methods.json gives it for 1,866 of its 1,924 methods
 _INDEX = re.compile(r"\[\d+\]")
+_LEADING_DATE = re.compile(r"^(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)-\d{1,2}-", re.I)
 _TRAILING_DATE = re.compile(r"[-_.](?:19|20)\d{2}(?:[-_.]?\d{2}){0,2}$")
 
 
 def dump_name(source_file: str) -> str:
-    """A dump's name: its file name without `.gz`, `.json` and a trailing date.
+    """A dump's name: its file name without `.gz`, `.json`, a trailing date and the leading
+    month-day of the 2025 archive's files (`jul-28-methods.json.gz`).
 
     >>> dump_name("evaluation-tables.json.gz"), dump_name("methods-2022-05-20.json")
     ('evaluation-tables', 'methods')
+    >>> dump_name("jul-29-papers-with-abstracts.json.gz")
+    'papers-with-abstracts'
     """
     name = source_file.removesuffix(".gz")
     for suffix in (".json", ".jsonl", ".ndjson"):
         name = name.removesuffix(suffix)
-    return _TRAILING_DATE.sub("", name) or name
+    name = _TRAILING_DATE.sub("", name) or name
+    return _LEADING_DATE.sub("", name) or name
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -197,8 +202,11 @@ class DumpMapper(RecordMapper):
             self.skip(where, "not a repository URL")
             return None
 
-    def code_link(self, p: str, paper_iri: str, url: str, where: str) -> str:
-        """The paper's code link to `url` (the same node records and the links dump give)."""
+    def code_link(
+        self, p: str, paper_iri: str, url: str, where: str, position: int | None = None
+    ) -> str:
+        """The paper's code link to `url` (the same node records and the links dump give),
+        with its 1-based place in the list the source gives (`schema:position`), if any."""
         ref = self.repo_ref(url, where)
         repo = self.repo(ref)
         node = iri(f"{paper_iri}/code/{code_link_key(ref)}")
@@ -209,6 +217,8 @@ class DumpMapper(RecordMapper):
         self.add(node, KG.linkedUrl, iri(ref.link_url))
         if ref.path:
             self.add(node, KG.repositoryPath, literal(ref.path))
+        if position is not None:
+            self.add(node, STD.position, integer(position))
         return node
 
     def titled_links(self, obj: Obj, key: str, s: str) -> None:
@@ -729,7 +739,7 @@ class EvaluationMapper(DumpMapper):
                 self.paper_node(p, slug=slug, arxiv=arxiv, title=title, date=date)
                 if page:
                     self.add(p, STD.seeAlso, iri(page))
-                for link in row.objects("code_links"):
+                for position, link in enumerate(row.objects("code_links"), start=1):
                     link_url, link_title = link.text("url"), link.text("title")
                     where = link.where("url")
                     if not link_url:
@@ -738,7 +748,7 @@ class EvaluationMapper(DumpMapper):
                         continue
                     if self.soft_repo(link_url, where) is None:
                         continue
-                    node = self.code_link(p, paper, link_url, where)
+                    node = self.code_link(p, paper, link_url, where, position)
                     if link_title:
                         self.add(node, STD.label, literal(link_title))
 
@@ -870,6 +880,8 @@ def dump_units(kind: str) -> Callable[[Context], Iterable[Mapped]]:
         # The file name and ingest time are not hashed: the same dump read again, under
         # any name, is unchanged.
         said = {"licence": ctx.licence, "attribution": ctx.attribution}  # a new --licence updates
+        if ctx.fetched_from:
+            said["fetched_from"] = ctx.fetched_from
         unit_hash = content_hash({"kind": kind, "name": name, "snapshot": ctx.snapshot, **said})
         n = iri(dump)
         triples = [
@@ -897,6 +909,8 @@ def dump_units(kind: str) -> Callable[[Context], Iterable[Mapped]]:
             triples.append(f"{n} {KG.attribution} {iri(attribution)}")
         if ctx.snapshot:
             triples.append(f"{n} {KG.snapshot} {typed(ctx.snapshot, XSD.date)}")
+        if ctx.fetched_from:  # where kg fetch downloaded the file (its manifest)
+            triples.append(f"{n} {KG.sourceUrl} {iri(ctx.fetched_from)}")
         if ctx.ingested_at:
             triples.append(f"{n} {KG.ingestedAt} {typed(ctx.ingested_at, XSD.dateTime)}")
         return [Mapped(graph, dump, unit_hash, triples, not_mapped=not_mapped)]

@@ -82,6 +82,61 @@ def name_key(name: str) -> str:
     return _NON_WORD.sub("-", unicodedata.normalize("NFKC", name).casefold()).strip("-")
 
 
+#: Words that tell one part or setting of a dataset from another: a name with one of them
+#: more is another dataset ("CIFAR-10" and "CIFAR-10 Test"), not another name of the same.
+_SETTING_WORDS = frozenset({
+    "test", "val", "validation", "train", "training", "dev", "full", "small", "large", "mini",
+    "tiny", "shot", "labels", "labeled", "subset", "split", "clean", "noisy", "hard", "easy",
+    "medium", "extended", "sequential", "permuted", "imbalanced", "conditional", "unsupervised",
+    "supervised", "leaderboard", "corrupted", "augmented",
+})  # fmt: skip
+_GENERIC_WORDS = frozenset({"dataset", "the"})
+
+
+def _name_words(name: str) -> list[str]:
+    words = _NON_WORD.sub(" ", unicodedata.normalize("NFKC", name).casefold()).split()
+    return [w for w in words if w not in _GENERIC_WORDS]
+
+
+def possibly_same_dataset(a: str, b: str) -> bool:
+    """Whether two dataset names may name one dataset (kg does not merge them; suggestions
+    offer neither to a paper that has the other): the same words in the same order, or the
+    same words and one more word in front, a name (letters, no setting such as "test" or
+    "sequential"), where they share a number and another word ("Oxford 102 Flowers" and
+    "Flowers-102"). Word order counts otherwise: "WMT2014 English-German" is not
+    "WMT2014 German-English".
+
+    >>> possibly_same_dataset("Oxford 102 Flowers", "Flowers-102")
+    True
+    >>> possibly_same_dataset("Freiburg Forest", "Freiburg Forest Dataset")
+    True
+    >>> same = possibly_same_dataset
+    >>> same("CIFAR-10", "CIFAR-100"), same("CIFAR-10", "CIFAR-10 Test")
+    (False, False)
+    >>> same("Flowers-102", "Flowers-102 - 0-Shot"), same("COCO", "MS COCO")
+    (False, False)
+    >>> same("WMT2014 English-German", "WMT2014 German-English")
+    False
+    >>> same("CIFAR-10", "Sequential CIFAR-10")
+    False
+    """
+    x, y = _name_words(a), _name_words(b)
+    if not x or not y or x == y:
+        return bool(x) and x == y
+    small, big = sorted((x, y), key=len)
+    word, rest = big[0], big[1:]
+    return (
+        len(big) == len(small) + 1
+        and sorted(rest) == sorted(small)
+        and len(small) >= 2
+        and word.isalpha()
+        and len(word) > 1
+        and word not in _SETTING_WORDS
+        and any(w.isdigit() for w in small)
+        and any(not w.isdigit() for w in small)
+    )
+
+
 def title_key(title: str, year: str | None) -> str:
     """A stable hash of a normalised title plus year, for papers with no other id."""
     norm = " ".join(_NON_WORD.sub(" ", unicodedata.normalize("NFKC", title).casefold()).split())

@@ -25,6 +25,7 @@ from kg.errors import KgError, RecordError, StoreError, UsageError
 from kg.ingest.aliases import PaperAliases
 from kg.ingest.dumps import DUMP_KINDS
 from kg.ingest.identity import Iris
+from kg.ingest.manifest import read_manifest
 from kg.ingest.mapping import Context, Kind, Mapped, map_record, web_iri
 from kg.ingest.reader import Item, ReadPosition, expand, gzip_date, read_items
 from kg.ingest.values import iso_date
@@ -144,6 +145,16 @@ def _option_iri(value: str | None, name: str) -> str | None:
         ) from None
 
 
+def _manifest_iri(value: str | None) -> str | None:
+    """An IRI a manifest gives, when it is one (a manifest is input like any other)."""
+    if not value:
+        return None
+    try:
+        return web_iri(value, "manifest")
+    except RecordError:
+        return None
+
+
 def check_options(
     *, kind: str | None, snapshot: str | None, licence: str | None, attribution: str | None
 ) -> tuple[str | None, str | None]:
@@ -225,13 +236,24 @@ class Ingestor:
         kind: Kind | None = KINDS[self.kind] if self.kind else None
         current_source = None
         snapshot: str | None = None
+        licence, attribution, fetched_from = self.licence, self.attribution, None
         file_done = False
         for item in items:
             if item.source != current_source:
                 current_source = item.source
                 kind = KINDS[self.kind] if self.kind else None
                 self.report.files += 1
-                snapshot = self.snapshot or gzip_date(item.source)
+                manifest = read_manifest(item.source)  # kg fetch's word on the file
+                snapshot = (
+                    self.snapshot
+                    or (manifest.snapshot if manifest else None)
+                    or gzip_date(item.source)
+                )
+                licence = self.licence or _manifest_iri(manifest.licence if manifest else None)
+                attribution = self.attribution or _manifest_iri(
+                    manifest.attribution if manifest else None
+                )
+                fetched_from = _manifest_iri(manifest.url if manifest else None)
                 file_done = False
             self.report.read += 1
             if self.on_progress and self.report.read % _PROGRESS_EVERY == 0:
@@ -250,8 +272,9 @@ class Ingestor:
                 papers=self.papers,
                 memo=self.memo,
                 max_items=self.max_items,
-                licence=self.licence,
-                attribution=self.attribution,
+                licence=licence,
+                attribution=attribution,
+                fetched_from=fetched_from,
             )
             if not file_done:
                 file_done = True
@@ -492,14 +515,43 @@ class Ingestor:
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="kg-writer") as writer:
             self._writer = writer
             try:
-                self._ingest_batches(names)
+                self._ingest_batches(self._units(self._items(names)))
             finally:
                 self._settle()
 
-    def _ingest_batches(self, names: list[str]) -> None:
+    def context(self, source_file: str, snapshot: str | None) -> Context:
+        """The mapping context of this run for units mapped outside `run` (`write`)."""
+        return Context(
+            self.iris,
+            source_file=source_file,
+            ingested_at=self.ingested_at,
+            snapshot=snapshot,
+            papers=self.papers,
+            memo=self.memo,
+            max_items=self.max_items,
+            licence=self.licence,
+            attribution=self.attribution,
+        )
+
+    def write(self, units: Iterable[Mapped | RecordError], *, source: str) -> None:
+        """Write units mapped elsewhere (the live API's responses, kg.sources.pwc_api) the
+        way `run` writes files' units: unchanged ones skipped, changed graphs replaced whole,
+        aliases applied, errors reported. Everything is committed when this returns."""
+        self.report.files += 1
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="kg-writer") as writer:
+            self._writer = writer
+            try:
+                self._ingest_batches(
+                    unit if isinstance(unit, RecordError) else _Unit(unit, source, unit.graph)
+                    for unit in units
+                )
+            finally:
+                self._settle()
+
+    def _ingest_batches(self, units: Iterable[_Unit | RecordError]) -> None:
         batch: list[_Unit] = []
         quads = 0
-        for unit in self._units(self._items(names)):
+        for unit in units:
             self.report.graphs += 1
             if isinstance(unit, RecordError):
                 self._reject(unit)

@@ -100,6 +100,7 @@ class Context:
     papers: PaperResolver | None = None  # the run's alias index; None: the plain identity rule
     licence: str | None = None  # the dumps' licence IRI, as the user gave it (--licence)
     attribution: str | None = None  # the dumps' attribution page (--attribution)
+    fetched_from: str | None = None  # the URL kg fetch downloaded the file from (its manifest)
     memo: dict[str, Any] = field(default_factory=dict)  # per-run scratch space of the mappers
 
     def paper(
@@ -157,11 +158,32 @@ def code_link_key(ref: RepoRef) -> str:
     return tail
 
 
+#: The schemes of the links kg keeps: pages and files on the web. A `javascript:` or
+#: `data:` URL in a link field is no link, and a page that shows it must never make it one.
+WEB_SCHEMES = frozenset({"http", "https", "ftp"})
+
+
 def web_iri(value: str, where: str) -> str:
-    """A URL from the data as a safe absolute IRI, or a RecordError naming the field."""
+    """A URL from the data as a safe absolute IRI, or a RecordError naming the field.
+
+    >>> web_iri("https://arxiv.org/abs/2004.10102", "url_abs")
+    'https://arxiv.org/abs/2004.10102'
+    >>> try:
+    ...     web_iri("javascript:alert(1)", "url_abs")
+    ... except RecordError as exc:
+    ...     print(str(exc)[:64])
+    field 'url_abs': 'javascript:alert(1)' is not a web URL (its sch
+    """
     text = value.strip()
     if not is_absolute_iri(text):
         raise RecordError(f"{text[:80]!r} is not an absolute URL", field=where)
+    scheme = text.split(":", 1)[0].lower()
+    if scheme not in WEB_SCHEMES:
+        raise RecordError(
+            f"{text[:80]!r} is not a web URL (its scheme is {scheme[:20] + ':'!r}; kg keeps "
+            f"{', '.join(sorted(WEB_SCHEMES)[:-1])} and {sorted(WEB_SCHEMES)[-1]} links)",
+            field=where,
+        )
     target = safe_iri(text)
     problem = iri_error(target)
     if problem:
@@ -457,7 +479,7 @@ class RecordMapper:
 
     def map_code_links(self, p: str, slug: str | None) -> None:
         seen: dict[str, tuple[dict[str, Any], str]] = {}  # link node -> (its object, where)
-        for link in self.root.objects("code_links"):
+        for position, link in enumerate(self.root.objects("code_links"), start=1):
             named = link.text("paper_slug")
             if named and slug and named != slug:
                 raise RecordError(
@@ -493,6 +515,7 @@ class RecordMapper:
             self.add(node, KG.linkedUrl, iri(ref.link_url))
             if ref.path:
                 self.add(node, KG.repositoryPath, literal(ref.path))
+            self.add(node, STD.position, integer(position))  # the record's order
             self.flag(link, "is_official", node, KG.isOfficial)
             self.flag(link, "mentioned_in_paper", node, KG.mentionedInPaper)
             self.flag(link, "mentioned_in_github", node, KG.mentionedInGithub)

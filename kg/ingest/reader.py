@@ -37,6 +37,7 @@ from typing import IO, Any
 
 from kg.config import MAX_RECORD_BYTES
 from kg.errors import InputError, RecordError
+from kg.ingest.manifest import is_manifest
 
 INPUT_SUFFIXES = (".json", ".jsonl", ".ndjson")
 _LINE_SUFFIXES = (".jsonl", ".ndjson")
@@ -69,7 +70,9 @@ def expand(paths: list[str]) -> Iterator[str]:
             found = sorted(
                 p
                 for p in path.rglob("*")
-                if p.is_file() and p.name.removesuffix(".gz").endswith(INPUT_SUFFIXES)
+                if p.is_file()
+                and p.name.removesuffix(".gz").endswith(INPUT_SUFFIXES)
+                and not is_manifest(p)  # kg fetch's notes on a file, not input
             )
             yield from (str(p) for p in found)
         else:

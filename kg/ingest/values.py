@@ -15,6 +15,8 @@ _NUMBER = re.compile(
 )
 _PLUS_MINUS = re.compile(r"^(?P<mean>[^±]+?)\s*(?:±|\+/-|\+-)\s*(?P<spread>[^±]+)$")
 _SCALE = {"k": 3, "K": 3, "M": 6, "B": 9}
+#: The largest power of ten a value is read as a number at (1e309, beyond a float, still is).
+MAX_EXPONENT = 1000
 #: Characters that carry no meaning around a value: spaces, a byte-order mark, markdown bold.
 _STRIP = " \t\r\n\ufeff\u00a0"
 _PROCEEDING = re.compile(
@@ -53,6 +55,8 @@ def _decimal(text: str) -> tuple[str, bool] | None:
         else:
             return None  # "2,200", "7,537": thousands or a decimal comma? ambiguous
     number = Decimal(num)  # the regex admits only finite decimal numbers: never NaN/Infinity
+    if abs(number.adjusted()) > MAX_EXPONENT:
+        return None  # "1e9999999": no measure is that; its digits would fill the store
     scale = m.group("scale")
     if scale:
         number = number.scaleb(_SCALE[scale])
@@ -82,6 +86,8 @@ def metric_value(raw: str) -> MetricValue:
     [None, None, None, None, None, None]
     >>> metric_value("1e-3").number, metric_value("**55.6**").number
     ('0.001', '55.6')
+    >>> len(metric_value("1e309").number), metric_value("1e9999999").number
+    (310, None)
     """
     pm = _PLUS_MINUS.match(raw.strip(_STRIP))
     if pm:

@@ -26,7 +26,7 @@ from kg.config import (
     base_iri_of,
 )
 from kg.errors import StoreError, StoreMissingError, UsageError
-from kg.graph.relations import ALL, DEFAULT_BY, DEFAULT_METRIC
+from kg.graph.relations import ALL, DEFAULT_BY, DEFAULT_METRIC, PAPER_LINKS_BY
 from kg.library.results import (
     Communities,
     Community,
@@ -52,11 +52,11 @@ if TYPE_CHECKING:
     from kg.rdf.results import AskResult, GraphResult, QueryResult, SelectStream
     from kg.rdf.store import Compaction, GraphStore
     from kg.search import StoreSearch
+    from kg.sources.pwc_api import PullReport
 
-#: What `projection` links papers by unless told (`kg project --by`).
-PROJECTION_BY = "methods"
-#: What `communities` of paper-paper links papers by unless told (`kg communities --by`).
-COMMUNITY_BY = "tasks,datasets"
+#: What `projection` and `communities` of paper-paper link papers by unless told (`--by`):
+#: one default for both.
+PROJECTION_BY = COMMUNITY_BY = PAPER_LINKS_BY
 #: How many results `similar`, `search` and `communities` return unless told.
 DEFAULT_TOP = 10
 ParamValue = str | int | float | bool
@@ -171,6 +171,26 @@ class KnowledgeGraph:
         from kg.query.resolve import resolve
 
         return resolve(self.store, kind, name, self.base_iri, parameter=kind)
+
+    def near(self, text: str, *, n: int = 5) -> list[Thing]:
+        """The datasets, tasks, methods and areas whose name looks most like `text`, closest
+        first: what `kg search` offers ("did you mean") when a query finds nothing.
+
+        >>> [t.label for t in g.near("imagenett")][:1]
+        ['ImageNet']
+        """
+        import difflib
+
+        from kg.query.resolve import near
+
+        wanted = " ".join(text.split()).casefold()
+        found = [t for kind in NEAR_KINDS for t in near(self.store, kind, text, self.base_iri)]
+
+        def likeness(t: Thing) -> float:
+            words = [t.key.casefold(), (t.label or "").casefold()]
+            return max(difflib.SequenceMatcher(None, wanted, w).ratio() for w in words)
+
+        return sorted(found, key=lambda t: -likeness(t))[:n]
 
     # --- SPARQL and named queries -----------------------------------------------------------
 
@@ -656,6 +676,86 @@ class KnowledgeGraph:
         self._search = None  # the next search sees the new index
         return report
 
+    def pull(
+        self,
+        *,
+        base_url: str = "https://paperswithcode.co/api/v1",
+        since: str | None = None,
+        until: str | None = None,
+        recent_days: int = 30,
+        max_requests: int | None = None,
+        rate: float = 1.0,
+        attempts: int = 5,
+        backoff: float = 2.0,
+        licence: str | None = None,
+        attribution: str | None = None,
+        on_error: Callable[[RecordError], None] | None = None,
+        on_page: Callable[[PullReport], None] | None = None,
+    ) -> PullReport:
+        """Bring the store up to date from the relaunched Papers with Code API (`kg pull`,
+        docs/live.md): the taxonomy, papers published since the cursor less `recent_days`
+        (every date on a first run; `since`/`until` bound it, YYYY-MM-DD), then benchmarks
+        and their results, each page committed before the next is asked for; the cursor
+        moves only when the run completes. Requests go only below `base_url`, at most
+        `rate` a second (`max_requests` in all); a source failing `attempts` times in a row
+        raises `SourceError`, keeping what was pulled. Same identity as the archive.
+
+        >>> g.pull(base_url="http://127.0.0.1:9/api/v1")  # g is open read-only
+        Traceback (most recent call last):
+        ...
+        kg.errors.StoreError: the store at ... is open read-only; open it with ... to pull
+        """
+        if self.read_only:
+            raise StoreError(
+                f"the store at {self.path} is open read-only; open it with "
+                "kg.open(path, read_only=False) to pull"
+            )
+        from kg.ingest import api
+        from kg.ingest.identity import Iris
+        from kg.ingest.ingestor import Ingestor
+        from kg.search import Upkeep
+        from kg.sources.http import PoliteClient
+        from kg.sources.pwc_api import Pull, parse_date
+
+        first = parse_date(since, "since") if since else None
+        last = parse_date(until, "until") if until else None
+        if first and last and first > last:
+            raise UsageError(f"{{parameter}} {since} is after --until {until}", parameter="since")
+        if max_requests is not None and max_requests < 1:
+            raise UsageError("{parameter} must be at least 1", parameter="max-requests")
+        client = PoliteClient(
+            base_url, rate=rate, attempts=attempts, backoff=backoff, max_requests=max_requests
+        )
+        upkeep = None if self.path is None else Upkeep(self.store, self.path)
+        licence = licence or api.API_LICENCE
+        attribution = attribution or api.API_ATTRIBUTION
+        ingestor = Ingestor(
+            self.store,
+            Iris(self.base_iri),
+            licence=licence,
+            attribution=attribution,
+            on_error=on_error,
+            on_batch=None if upkeep is None else upkeep.observe,
+            compact_from=None,
+        )
+        run = Pull(
+            self.store, ingestor, client, since=first, until=last, recent_days=recent_days,
+            licence=licence, attribution=attribution, on_page=on_page,
+        )  # fmt: skip
+        if upkeep is not None:
+            upkeep.begin()
+        try:
+            report = run.run()
+        except BaseException:  # what was committed stays; the index catches up on next use
+            if upkeep is not None:
+                upkeep.abort()
+            self._search = None
+            raise
+        if upkeep is not None:
+            upkeep.finish()
+        self._search = None
+        return report
+
     def compact(self, into: str | os.PathLike[str]) -> Compaction:
         """Write a compact copy of the store into the new directory `into` (`kg compact`):
         the store dumped and bulk-loaded in one go, about a third smaller than a store built
@@ -685,6 +785,10 @@ class KnowledgeGraph:
 
 
 # --- helpers --------------------------------------------------------------------------------
+
+#: The kinds `near` looks among (names a search is likely to misspell).
+NEAR_KINDS = ("dataset", "task", "method", "area")
+
 
 class _Lookups:
     """The store as the name resolver's source, opened only if a name is looked up (a

@@ -6,11 +6,40 @@ The other results the library returns are the layers' own dataclasses (`SimilarR
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
 
 from kg.rdf.results import Paged
+
+
+def plain_json(value: Any) -> Any:
+    """`value` with every float JSON has no number for (±Infinity, NaN) turned into None.
+
+    >>> plain_json({"a": [1.5, float("inf")], "b": float("nan")})
+    {'a': [1.5, None], 'b': None}
+    """
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: plain_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain_json(v) for v in value]
+    return value
+
+
+def json_text(value: Any, *, indent: int | None = None, ascii_only: bool = False) -> str:
+    """`value` as standard JSON (RFC 8259), the one way every face writes JSON: a number
+    beyond float range or not a number is `null`, never the `Infinity` or `NaN` that
+    Python's json module writes and no JSON parser has to accept.
+
+    >>> json_text([float("-inf"), 2])
+    '[null, 2]'
+    """
+    return json.dumps(plain_json(value), indent=indent, ensure_ascii=ascii_only, allow_nan=False)
+
 
 #: How many rows a result shows when printed.
 SHOWN_ROWS = 5

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from kg.library import KnowledgeGraph
+from kg.mcp.budget import ANSWER_BYTES, DEFAULT_TOP, MAX_TOP, fit, paged, size
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -22,6 +23,13 @@ if TYPE_CHECKING:
 #: What a call returns: JSON data.
 Data = dict[str, Any]
 T = TypeVar("T")
+#: The shared items of a similar paper, the reasons of each sort of a suggestion and the
+#: repositories of a paper on a leaderboard an answer shows, at most (counts say how many).
+SHARED_ITEMS = 5
+REASONS = 3
+CODE_REPOSITORIES = 3
+#: What a leaderboard's answer keeps for its papers' code.
+CODE_BYTES = 2_500
 
 
 class WorkerGraph(KnowledgeGraph):
@@ -108,32 +116,132 @@ def named_query(
     return {"query": name, **sparql(graph, text, max_rows, max_bytes)}
 
 
-def search(graph: KnowledgeGraph, text: str, type: str | None, top: int, page: int) -> Data:
-    """A page of full-text hits, as `kg search --json` prints it."""
-    return graph.search(text, type=type, top=top, page=page).as_dict()
+def _window(top: int, offset: int) -> tuple[int, int, int]:
+    """How to ask a library list paged by (limit, page) for items [offset, offset + top):
+    (limit, page, where the page starts in what comes back)."""
+    if offset % top == 0:
+        return top, offset // top + 1, 0
+    return offset + top, 1, offset
 
 
-def similar(graph: KnowledgeGraph, paper: str, by: str, metric: str, top: int) -> Data:
-    """The papers closest to `paper`, as `kg similar --json` prints them."""
-    return graph.similar(paper, by=by, metric=metric, top=top).as_dict()
+def search(
+    graph: KnowledgeGraph, text: str, type: str | None, top: int = DEFAULT_TOP,
+    offset: int = 0,
+) -> Data:
+    """A page of full-text hits (`kg search --json`'s hits), with the total, the counts per
+    class and the next page's offset."""
+    limit, number, skip = _window(top, offset)
+    found = graph.search(text, type=type, top=limit, page=number).as_dict()
+    hits = found["hits"][skip : skip + top]
+    data: Data = {"query": text, "type": type, "counts": found["counts"]}
+    pages = [paged(data, "hits", hits, top, offset, total=found["total"])]
+    if not found["total"]:  # nothing: the names that look most like the query
+        data["did_you_mean"] = [
+            {"iri": t.iri, "kind": t.kind, "label": t.label} for t in graph.near(text)
+        ]
+    return fit(data, pages)
 
 
-def shared(graph: KnowledgeGraph, a: str, b: str, by: str) -> Data:
-    """What two papers share, as `kg shared --json` prints it."""
-    return graph.shared(a, b, by=by).as_dict()
+def similar(
+    graph: KnowledgeGraph, paper: str, by: str, metric: str, top: int = DEFAULT_TOP,
+    offset: int = 0,
+) -> Data:
+    """The papers closest to `paper` (`kg similar --json`), ranks offset+1 .. offset+top,
+    each with its first shared items (`shared_count` says how many it shares)."""
+    found = graph.similar(paper, by=by, metric=metric, top=offset + top).as_dict()
+    results = found.pop("results")
+    data: Data = {**found, "results": []}
+    for r in results[offset:]:
+        r["shared"] = r["shared"][:SHARED_ITEMS]
+        data["results"].append(r)
+    # the index ranks only as far as asked: more may follow when it gave all it was asked
+    more = len(results) == offset + top
+    pages = [paged(data, "results", data["results"], top, offset, total=None, more=more)]
+    return fit(data, pages)
 
 
-def suggest(graph: KnowledgeGraph, paper: str, kind: str | None, top: int) -> Data:
-    """The links a paper most likely lacks, with reasons, as `kg suggest --json` prints them."""
-    return graph.suggest(paper, kind=kind, top=top, train=False).as_dict()
+def shared(graph: KnowledgeGraph, a: str, b: str, by: str, top: int = DEFAULT_TOP,
+           offset: int = 0) -> Data:
+    """What two papers share (`kg shared --json`): per relation, shared items
+    offset+1 .. offset+top, rarest first, with their total and next_offset."""
+    data = graph.shared(a, b, by=by).as_dict()
+    pages = [
+        paged(r, "items", r["items"], top, offset) for r in data["relations"]
+    ]
+    return fit(data, pages)
 
 
-def leaderboard(graph: KnowledgeGraph, task: str, dataset: str, metric: str | None) -> Data:
-    """A leaderboard, ranked, as `kg leaderboard --format json` prints it."""
+def suggest(
+    graph: KnowledgeGraph, paper: str, kind: str | None, top: int = DEFAULT_TOP,
+    offset: int = 0,
+) -> Data:
+    """The links a paper most likely lacks (`kg suggest --json`), offset+1 .. offset+top,
+    each with its first reasons of each sort."""
+    data = graph.suggest(paper, kind=kind, top=offset + top, train=False).as_dict()
+    data.pop("settings", None)
+    suggestions = data.pop("suggestions")
+    for s in suggestions:
+        s["because"] = {k: v[:REASONS] for k, v in s["because"].items()}
+    # the model ranks only as far as asked: more may follow when it gave all it was asked
+    more = len(suggestions) == offset + top
+    pages = [paged(data, "suggestions", suggestions[offset:], top, offset, total=None,
+                   more=more)]
+    return fit(data, pages)
+
+
+def leaderboard(
+    graph: KnowledgeGraph, task: str, dataset: str, metric: str | None,
+    top: int = DEFAULT_TOP, offset: int = 0, history: str = "new-bests",
+) -> Data:
+    """A leaderboard (`kg leaderboard --format json`, paged): per metric, entries
+    offset+1 .. offset+top in rank order with the total and next_offset; the best result
+    over time (`history`: the new bests, every dated result, or none); and the first
+    repositories of the papers on the page."""
     board = graph.leaderboard(task, dataset, metric=metric)
-    data = board.as_json()
-    data["sections"] = [s.as_json() for s in board.sections]
+    data: Data = {
+        "leaderboard": board.iri,
+        "label": board.label,
+        "task": board.task,
+        "dataset": board.dataset,
+        "sources": [s.as_json() for s in board.sources],
+        "metrics": [{"metric": s.metric, "entries": len(s.entries)} for s in board.sections],
+        "sections": [],
+    }
+    pages = []
+    for s in board.sections:
+        section: Data = {"metric": s.metric, "direction": s.direction,
+                         "ranked_by": s.ranked_by}
+        entries = [_lean(e.as_json(), "number", "percent") for e in s.entries]
+        pages.append(paged(section, "entries", entries, top, offset))
+        points = [p for p in s.history if history == "all" or p.new_best]
+        if history != "none":
+            drop = ("best",) if history != "all" else ()  # a new best is its own best
+            series = [_lean(p.as_json(), *drop) for p in points]
+            pages.append(paged(section, "history", series, MAX_TOP, 0, prefix="history_"))
+        data["sections"].append(section)
+    data["code"] = {}
+    fit(data, pages, ANSWER_BYTES - CODE_BYTES)
+    # the code of the papers on the page, in rank order, while it fits
+    used = size(data)
+    for paper in dict.fromkeys(e.get("paper") for sec in data["sections"] for e in sec["entries"]):
+        codes = board.code.get(paper or "")
+        if not codes:
+            continue
+        first = {"repositories": len(codes),
+                 "first": [_lean(c.as_json(), "repository") for c in codes[:CODE_REPOSITORIES]]}
+        used += size({paper: first})
+        if used > ANSWER_BYTES:
+            data["code_note"] = "the code of the papers further down was left out; ask for " \
+                                "a smaller top, or see each paper with the paper tool"
+            break
+        data["code"][paper] = first
     return data
+
+
+def _lean(item: dict[str, Any], *drop: str) -> dict[str, Any]:
+    """An entry, point or repository without its empty fields (null, [], {}, false) and the
+    fields `drop` names (what another field says already)."""
+    return {k: v for k, v in item.items() if v not in (None, [], {}, False) and k not in drop}
 
 
 def resolve(graph: KnowledgeGraph, kind: str, name: str) -> Data:
@@ -170,3 +278,32 @@ def run_call(graph: KnowledgeGraph, name: str, kwargs: Mapping[str, Any]) -> Dat
     if call is None:
         raise KgError(f"unknown MCP call {name!r}")
     return call(graph, **kwargs)
+
+
+#: The lists of a paper's card (kg.serve.mcp.paper_card), by their path in it.
+CARD_LISTS = (
+    ("authors",), ("tasks",), ("methods_introduced",), ("methods_used",),
+    ("datasets_introduced",), ("code", "repositories"), ("results",), ("similar", "papers"),
+    ("sources",),
+)
+
+
+def trim_card(card: Data, top: int, budget: int = ANSWER_BYTES) -> Data:
+    """A paper's card with each list cut to its first `top` items (`counts`: each list's
+    length in all), then its longest lists cut further while the card is over `budget`."""
+    counts: Data = {}
+    pages = []
+    for path in CARD_LISTS:
+        holder = card
+        for key in path[:-1]:
+            holder = holder.get(key) or {}
+        items = holder.get(path[-1])
+        if not isinstance(items, list):
+            continue
+        found = paged({}, "items", items, top, 0)  # its paging fields are counts' number
+        holder[path[-1]] = found.items
+        counts[".".join(path)] = len(items)
+        pages.append(found)
+    card["counts"] = counts
+    fit(card, pages, budget)
+    return card

@@ -17,7 +17,7 @@ import json
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Any, Protocol
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol
 
 from pydantic import Field
 
@@ -30,6 +30,7 @@ from kg.graph.relations import (
     METRIC_NAMES,
     SUGGEST_KINDS,
 )
+from kg.library.results import plain_json
 from kg.mcp.texts import guide_text, prompt_text
 from kg.rdf.sparql_scan import refuse_outbound, scan
 
@@ -88,10 +89,14 @@ def build(
     async context manager factory, given the server) runs around a stdio session."""
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
-    from mcp_types import ToolAnnotations
+    from mcp_types import CallToolResult, TextContent, ToolAnnotations
+
+    from kg.mcp.budget import ANSWER_BYTES, DEFAULT_TOP, MAX_TOP, compact
+    from kg.mcp.calls import trim_card
 
     limits = limits or Limits()
     spell = _arguments(limits)
+    answer_bytes = min(limits.max_bytes, ANSWER_BYTES)
     server = MCPServer(
         name,
         title="kg: a knowledge graph of machine-learning research",
@@ -101,11 +106,29 @@ def build(
     )
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
-    async def run(call: str, **kwargs: Any) -> dict[str, Any]:
+    #: A tool's answer: its JSON as structured content, and once more as compact text.
+    Answer = Annotated[CallToolResult, dict[str, Any]]
+
+    def answer(data: dict[str, Any]) -> CallToolResult:
+        data = plain_json(data)  # standard JSON: a number beyond float range is null
+        return CallToolResult(
+            content=[TextContent(type="text", text=compact(data))], structured_content=data
+        )
+
+    async def run(call: str, **kwargs: Any) -> CallToolResult:
         try:
-            return await backend.call(call, **kwargs)
+            return answer(await backend.call(call, **kwargs))
         except KgError as exc:
             raise ToolError(_line(exc.worded(spell))) from None
+
+    def top_field(what: str) -> Any:
+        return Field(ge=1, le=MAX_TOP, description=f"{what} to return at most "
+                     f"({DEFAULT_TOP} by default, {MAX_TOP} at most).")
+
+    offset_field = Field(
+        ge=0, le=100_000, description="Skip this many first (0 by default): the answer's "
+        "next_offset, to read the next page."
+    )
 
     def checked_query(query: str) -> None:
         if len(query) > limits.max_query_chars:
@@ -147,15 +170,16 @@ def build(
                 "area, collection, author or repository.",
             ),
         ] = None,
-        top: Annotated[int, Field(ge=1, le=100, description="Hits per page.")] = 10,
-        page: Annotated[int, Field(ge=1, le=10_000, description="The page, from 1.")] = 1,
-    ) -> dict[str, Any]:
+        top: Annotated[int, top_field("Hits")] = DEFAULT_TOP,
+        offset: Annotated[int, offset_field] = 0,
+    ) -> Answer:
         """Search kg's papers, methods, tasks, datasets, areas, collections, authors and
         repositories by their text (titles, abstracts, names, identifiers), best first.
-        Returns a page of hits (IRI, class, label, score, snippet; papers with their year,
-        tasks and whether they have code), the total and the counts per class: the JSON of
-        `kg search --json`."""
-        return await run("search", text=query, type=type, top=top, page=page)
+        Returns `hits` (IRI, class, label, score, snippet; papers with their year, tasks
+        and whether they have code) from `offset`, at most `top`; `total`, the hits in all;
+        `next_offset`, the offset of the next page (null on the last); `counts`, the hits
+        per class. An answer kept short cuts `hits` further and says so in `note`."""
+        return await run("search", text=query, type=type, top=top, offset=offset)
 
     @server.tool(title="SPARQL query", annotations=read_only)
     async def sparql(
@@ -171,17 +195,18 @@ def build(
         max_rows: Annotated[
             int,
             Field(ge=1, le=limits.max_rows, description="Rows (or triples) to return at most."),
-        ] = min(100, limits.max_rows),
-    ) -> dict[str, Any]:
+        ] = min(DEFAULT_TOP, limits.max_rows),
+    ) -> Answer:
         """Run a read-only SPARQL query on kg. The default graph is the union of all named
         graphs (each fact once); GRAPH ?g reaches one record's or dump entry's own graph.
-        SELECT answers come as SPARQL 1.1 JSON results (`head`, `results.bindings`), ASK as
-        `boolean`, CONSTRUCT and DESCRIBE as N-Triples. Results are cut at `max_rows` and at
-        a byte cap, with `truncated` and a `note` when cut. Updates and SERVICE calls to
+        SELECT answers come as SPARQL 1.1 JSON results (`head`, `results.bindings`, `rows`),
+        ASK as `boolean`, CONSTRUCT and DESCRIBE as N-Triples (`ntriples`, `triples`).
+        Results are cut at `max_rows` and at about 12 kB, with `truncated` and a `note` when
+        cut: page with LIMIT and OFFSET. Updates and SERVICE calls to
         other hosts are refused; a query that runs too long or needs too much memory is
         stopped with an error."""
         checked_query(query)
-        return await run("sparql", text=query, max_rows=max_rows, max_bytes=limits.max_bytes)
+        return await run("sparql", text=query, max_rows=max_rows, max_bytes=answer_bytes)
 
     @server.tool(title="Run a named query", annotations=read_only)
     async def run_named_query(
@@ -205,8 +230,8 @@ def build(
         max_rows: Annotated[
             int,
             Field(ge=1, le=limits.max_rows, description="Rows (or triples) to return at most."),
-        ] = min(100, limits.max_rows),
-    ) -> dict[str, Any]:
+        ] = min(DEFAULT_TOP, limits.max_rows),
+    ) -> Answer:
         """Run one of kg's named queries (queries/*.rq) with typed parameters, bound as RDF
         terms (never pasted into the text) and names resolved as `kg query` resolves them.
         Answers as the sparql tool does."""
@@ -221,7 +246,7 @@ def build(
             name=name,
             params=params or {},
             max_rows=max_rows,
-            max_bytes=limits.max_bytes,
+            max_bytes=answer_bytes,
         )
 
     @server.tool(title="A paper's card", annotations=read_only)
@@ -235,15 +260,18 @@ def build(
                 "title in any case, or IRI.",
             ),
         ],
-    ) -> dict[str, Any]:
+        top: Annotated[int, top_field("Items of each list")] = DEFAULT_TOP,
+    ) -> Answer:
         """A paper's card: its bibliographic data (title, date, arXiv id, venue, abstract,
         links), authors in byline order, tasks, methods it introduces and uses, datasets it
-        introduces, its code (repositories, official flag, framework, harvested samples
-        with their execution status), its leaderboard results with their rank on each
-        leaderboard, its most similar papers, and the records and dumps it comes from
-        (what the paper's page at /paper/<slug> shows)."""
+        introduces, its code (repositories in the order kg keeps, official flag, framework,
+        harvested samples with their execution status), its leaderboard results with their
+        rank on each leaderboard, its most similar papers, and the records and dumps it
+        comes from (what the paper's page at /paper/<slug> shows). Each list holds its
+        first `top` items; `counts` gives each list's length in all. An answer kept short
+        cuts the longest lists further and says so in `note`."""
         try:
-            return await backend.paper(paper)
+            return answer(trim_card(await backend.paper(paper), top, answer_bytes))
         except KgError as exc:
             raise ToolError(_line(exc.worded(spell))) from None
 
@@ -259,13 +287,28 @@ def build(
         ],
         metric: Annotated[
             str | None,
-            Field(max_length=500, description="Keep this metric only (e.g. Top 1 Accuracy)."),
+            Field(max_length=500, description="Keep this metric only (e.g. Top 1 Accuracy); "
+                  "by default every metric of the leaderboard."),
         ] = None,
-    ) -> dict[str, Any]:
-        """A task's leaderboard on a dataset: for each metric, every result ranked best
-        first (the metric's direction decides which way), with its model, paper, value and
-        code, and the best result over time; the JSON of `kg leaderboard --format json`."""
-        return await run("leaderboard", task=task, dataset=dataset, metric=metric)
+        top: Annotated[int, top_field("Entries of each metric")] = DEFAULT_TOP,
+        offset: Annotated[int, offset_field] = 0,
+        history: Annotated[
+            Literal["new-bests", "all", "none"],
+            Field(description="The best result over time: new-bests (default: each result "
+                  "that beat every earlier one), all (every dated result with the best so "
+                  "far, at most 100 points) or none."),
+        ] = "new-bests",
+    ) -> Answer:
+        """A task's leaderboard on a dataset. `metrics` lists every metric with its number
+        of results; `sections` holds, per metric, `entries` ranked best first in the
+        metric's direction (rank, model, value as published, paper, title, date, result,
+        flags when doubtful) from `offset`, at most `top`, with `total` and `next_offset`
+        (null on the last page), and `history`, the best result over time (date, value,
+        model, paper), oldest first. `code` gives, for the papers of the entries shown,
+        how many repositories they have and the first few. An answer kept short cuts the
+        longest lists further and says so in `note`."""
+        return await run("leaderboard", task=task, dataset=dataset, metric=metric, top=top,
+                         offset=offset, history=history)
 
     @server.tool(title="Similar papers", annotations=read_only)
     async def similar_papers(
@@ -292,12 +335,14 @@ def build(
                 description=f"How to score shared items: {', '.join(METRIC_NAMES)}.",
             ),
         ] = DEFAULT_METRIC,
-        top: Annotated[int, Field(ge=1, le=100, description="How many papers.")] = 10,
-    ) -> dict[str, Any]:
-        """The papers closest to a paper, each with its score and the shared items behind
-        it (a rare method or a shared author counts for more than a common one); the JSON
-        of `kg similar --json`."""
-        return await run("similar", paper=paper, by=by, metric=metric, top=top)
+        top: Annotated[int, top_field("Papers")] = DEFAULT_TOP,
+        offset: Annotated[int, offset_field] = 0,
+    ) -> Answer:
+        """The papers closest to a paper, best first: `results` from `offset`, at most
+        `top`, each with its score, `shared_count` and its first 5 shared items (a rare
+        method or a shared author counts for more than a common one); `next_offset` reads
+        on (null when no more papers are close)."""
+        return await run("similar", paper=paper, by=by, metric=metric, top=top, offset=offset)
 
     @server.tool(title="What two papers share", annotations=read_only)
     async def shared(
@@ -311,11 +356,14 @@ def build(
             Field(max_length=200, description=f"Compare by: {', '.join(BY_CHOICES)}, or "
                   "several comma-separated."),
         ] = ALL,
-    ) -> dict[str, Any]:
-        """Everything two papers share, per relation (methods, repositories, tasks,
-        authors, datasets), rarest first, with each relation's Jaccard index; the JSON of
-        `kg shared --json`."""
-        return await run("shared", a=a, b=b, by=by)
+        top: Annotated[int, top_field("Items of each relation")] = DEFAULT_TOP,
+        offset: Annotated[int, offset_field] = 0,
+    ) -> Answer:
+        """What two papers share, per relation (methods, repositories, tasks, authors,
+        datasets): each relation's counts for a and b, its Jaccard index, and its shared
+        `items`, rarest first, from `offset`, at most `top`, with `total` and
+        `next_offset`."""
+        return await run("shared", a=a, b=b, by=by, top=top, offset=offset)
 
     @server.tool(title="Suggested links", annotations=read_only)
     async def suggest(
@@ -334,12 +382,15 @@ def build(
                 description=f"Only links to one kind: {', '.join(SUGGEST_KINDS)}.",
             ),
         ] = None,
-        top: Annotated[int, Field(ge=1, le=100, description="How many suggestions.")] = 10,
-    ) -> dict[str, Any]:
-        """The tasks, datasets and methods a paper most likely lacks (predictions, not data),
-        each with its score and reasons: the similar papers that have the link and the
-        paper's items that co-occur with it; the JSON of `kg suggest --json`."""
-        return await run("suggest", paper=paper, kind=kind, top=top)
+        top: Annotated[int, top_field("Suggestions")] = DEFAULT_TOP,
+        offset: Annotated[int, offset_field] = 0,
+    ) -> Answer:
+        """The tasks, datasets and methods a paper most likely lacks (predictions, not
+        data), best first: `suggestions` from `offset`, at most `top`, each with its score
+        and its first 3 reasons of each sort (similar papers that have the link, the
+        paper's items that co-occur with it, the words of its text that name it);
+        `next_offset` reads on."""
+        return await run("suggest", paper=paper, kind=kind, top=top, offset=offset)
 
     # --- resources --------------------------------------------------------------------------
 
@@ -437,4 +488,108 @@ def build(
         named query first, then write and refine a query."""
         return prompt_text("ask-with-sparql.md", question=question)
 
+    _strict_arguments(server)
     return server
+
+
+#: The Python values each JSON Schema type takes: no coercion ("5" is no integer, true no 1).
+_JSON_TYPES: dict[str, Callable[[Any], bool]] = {
+    "string": lambda v: isinstance(v, str),
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+    "boolean": lambda v: isinstance(v, bool),
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+    "null": lambda v: v is None,
+}
+
+
+def _types(schema: dict[str, Any]) -> list[str]:
+    """The JSON types a property's schema admits (`type`, or each of its `anyOf`)."""
+    if "type" in schema:
+        kind = schema["type"]
+        return [kind] if isinstance(kind, str) else list(kind)
+    return [t for option in schema.get("anyOf", ()) for t in _types(option)]
+
+
+def argument_problem(schema: dict[str, Any], arguments: dict[str, Any]) -> str | None:
+    """What is wrong with a call's arguments against its tool's input schema, in words: an
+    argument the tool does not take, or a value of another JSON type; None when nothing is
+    (the SDK then checks the ranges and lengths).
+
+    >>> schema = {"properties": {"top": {"type": "integer"}, "type": {"anyOf": [
+    ...     {"type": "string"}, {"type": "null"}]}}}
+    >>> argument_problem(schema, {"top": True})
+    "the argument 'top' must be an integer, not true"
+    >>> argument_problem(schema, {"tpo": 3})
+    "this tool takes no argument 'tpo'; its arguments are: top, type"
+    >>> argument_problem(schema, {"top": 3, "type": None}) is None
+    True
+    """
+    properties: dict[str, Any] = schema.get("properties", {})
+    for name, value in arguments.items():
+        if name not in properties:
+            return (
+                f"this tool takes no argument {name!r}; its arguments are: "
+                f"{', '.join(properties) or 'none'}"
+            )
+        kinds = _types(properties[name])
+        if kinds and not any(_JSON_TYPES.get(k, lambda _: True)(value) for k in kinds):
+            wanted = " or ".join(
+                "an integer" if k == "integer" else f"a {k}" if k != "null" else "null"
+                for k in kinds
+            )
+            return f"the argument {name!r} must be {wanted}, not {json.dumps(value)[:80]}"
+    return None
+
+
+def _strict_arguments(server: "MCPServer") -> None:
+    """Refuse what the SDK would coerce or drop: a tool call's unknown or mistyped argument
+    (`top: true` is no 1) comes back as a tool error, a prompt asked by an unknown name or
+    without its arguments as a JSON-RPC error (invalid params), never an internal error."""
+    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.shared.exceptions import MCPError
+    from mcp_types import INVALID_PARAMS
+
+    call_tool, get_prompt = server.call_tool, server.get_prompt
+    schemas: dict[str, dict[str, Any]] = {}
+
+    async def strict_call_tool(name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        if not schemas:
+            schemas.update({t.name: t.input_schema for t in await server.list_tools()})
+        if name in schemas:  # an unknown tool: the SDK's own error names it
+            problem = argument_problem(schemas[name], arguments)
+            if problem:
+                raise ToolError(problem)
+        return await call_tool(name, arguments, context)
+
+    async def strict_get_prompt(
+        name: str, arguments: dict[str, Any] | None = None, context: Any = None
+    ) -> Any:
+        prompts = {p.name: p for p in await server.list_prompts()}
+        prompt = prompts.get(name)
+        if prompt is None:
+            raise MCPError(
+                INVALID_PARAMS, f"unknown prompt {name!r}; the prompts are: {', '.join(prompts)}"
+            )
+        given = arguments or {}
+        takes = {a.name: a for a in prompt.arguments or ()}
+        for key, value in given.items():
+            if key not in takes:
+                raise MCPError(
+                    INVALID_PARAMS,
+                    f"the prompt {name!r} takes no argument {key!r}; its arguments are: "
+                    f"{', '.join(takes)}",
+                )
+            if not isinstance(value, str):
+                raise MCPError(INVALID_PARAMS, f"the argument {key!r} must be text")
+        missing = [a for a, arg in takes.items() if arg.required and a not in given]
+        if missing:
+            raise MCPError(
+                INVALID_PARAMS, f"the prompt {name!r} needs the argument {missing[0]!r}"
+            )
+        return await get_prompt(name, arguments, context)
+
+    # instance attributes: the SDK's request handlers call `self.call_tool` / `self.get_prompt`
+    setattr(server, "call_tool", strict_call_tool)  # noqa: B010
+    setattr(server, "get_prompt", strict_get_prompt)  # noqa: B010

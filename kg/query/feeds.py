@@ -4,7 +4,8 @@ A feed covers every leaderboard, one task's or one dataset's. Its rows are those
 `leaderboard-results` and `leaderboard-source` with the task, the dataset or neither bound;
 they are cut into leaderboards and built by kg.query.leaderboard.build, so a new best here is
 exactly a point the leaderboard's chart marks as one (`Section.history`, `new_best`), with
-the same dates, the same ties and the same directions. Entries are newest first (then by
+the same dates, the same ties and the same directions; a metric whose direction kg cannot
+tell (kg.query.directions) has no new best, so no entry. Entries are newest first (then by
 leaderboard, metric and result IRI, so the order is stable), in pages of PAGE_SIZE.
 
 An entry is known by its result's IRI, which hashes the result's task, dataset, metric,
@@ -13,7 +14,7 @@ model and value (kg.ingest.mapping.result_id): a re-ingest gives it the same id.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Literal
@@ -112,14 +113,8 @@ def _split(result: SelectResult, key: str) -> dict[str, list[tuple[Term | None, 
     return out
 
 
-def feed(
-    scope: Scope,
-    about: str | None,
-    base_iri: str,
-    results: SelectResult,
-    source: SelectResult,
-) -> Feed:
-    """The feed from the rows of its two queries: each leaderboard built as its page is."""
+def boards(base_iri: str, results: SelectResult, source: SelectResult) -> Iterator[Leaderboard]:
+    """Every leaderboard the rows of the two queries hold, each built as its page is."""
     board_at = {side: results.variables.index(side) for side in ("task", "dataset")}
     rows_of: dict[tuple[str, str], list[tuple[Term | None, ...]]] = {}
     for row in results.rows:
@@ -128,18 +123,29 @@ def feed(
             rows_of.setdefault((on_task.value, on_dataset.value), []).append(row)
     sources = _split(source, "leaderboard")
     empty = SelectResult([], [])
-    entries: list[NewBest] = []
-    seen_sources: list[Source] = []
     for (task, dataset), rows in rows_of.items():
         bindings = {"task": Term("uri", task), "dataset": Term("uri", dataset)}
         iri = leaderboard_iri(bindings, base_iri)
-        board = build(
+        yield build(
             bindings,
             base_iri,
             SelectResult(results.variables, rows),
             empty,
             SelectResult(source.variables, sources.get(iri, [])),
         )
+
+
+def feed(
+    scope: Scope,
+    about: str | None,
+    base_iri: str,
+    results: SelectResult,
+    source: SelectResult,
+) -> Feed:
+    """The feed from the rows of its two queries: each leaderboard built as its page is."""
+    entries: list[NewBest] = []
+    seen_sources: list[Source] = []
+    for board in boards(base_iri, results, source):
         seen_sources += [s for s in board.sources if s not in seen_sources]
         entries += new_bests(board)
     entries.sort(key=lambda e: (e.date, e.label, e.metric, e.id), reverse=True)
@@ -148,9 +154,12 @@ def feed(
 
 
 def new_bests(board: Leaderboard) -> list[NewBest]:
-    """The points of the board's charts that are new bests, with the best each one beat."""
+    """The points of the board's charts that are new bests, with the best each one beat;
+    none on a metric of unknown direction (kg claims no best it cannot tell)."""
     found = []
     for i, section in enumerate(board.sections):
+        if section.direction == "unknown":
+            continue
         by_result = {e.result: e for e in section.entries}
         previous: Decimal | None = None
         for point in section.history:

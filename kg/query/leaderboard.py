@@ -10,9 +10,11 @@ flags on its doubtful results (kg.query.flags). `build` turns their rows into a
   the earlier paper first; values that are not numbers ("-", "N/A") come last, unranked.
   A metric kg cannot place is ranked highest first and says so (`direction == "unknown"`).
 * the best-so-far series (`history`): every result with a number and a date (its table
-  row's `paper_date`) is a point, oldest first (on one date, by model name, then result
-  IRI); `best` is the best value so far at that point, and a point that beats every
-  earlier one (strictly) is a new best.
+  row's `paper_date`) is a point, oldest first; on one date the best value first in the
+  metric's direction, then by model name, then result IRI, so only a model's best value of
+  the day can set a best. `best` is the best value so far at that point, and a point that
+  beats every earlier one (strictly) is a new best. On a metric of unknown direction there
+  is no best: `best` is None and no point is a new best (kg claims none it cannot tell).
 
 The CLI (`kg leaderboard`) runs the queries on the store (`load`); the server runs the same
 query texts (`leaderboard_queries`) in its worker pool and calls `build` on the rows.
@@ -20,12 +22,13 @@ query texts (`leaderboard_queries`) in its worker pool and calls `build` on the 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from kg.errors import NotFoundError, ParameterError
+from kg.errors import NotFoundError, Param, ParameterError
 from kg.ingest.identity import Iris
 from kg.query.directions import Direction, metric_direction
 from kg.query.flags import FLAGS as FLAGS
@@ -55,6 +58,7 @@ class Entry:
     paper_url: str | None
     rank: int | None = None
     flags: tuple[Flag, ...] = ()  # why the result is doubtful, if it is (kg.query.flags)
+    extra: bool | None = None  # used extra training data, where the source says (else None)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -98,7 +102,7 @@ class Point:
 
     date: str
     value: Decimal
-    best: Decimal
+    best: Decimal | None  # None where the metric's direction is unknown
     new_best: bool
     model: str | None
     paper: str | None
@@ -178,17 +182,13 @@ class Leaderboard:
     sources: tuple[Source, ...] = ()
 
     def section(self, metric: str) -> Section:
-        """The section of `metric` (ignoring case and spacing), or a NotFoundError listing
-        the board's metrics."""
-        key = " ".join(metric.split()).lower()
-        for s in self.sections:
-            if s.metric.lower() == key:
-                return s
-        names = ", ".join(repr(s.metric) for s in self.sections)
-        raise NotFoundError(
-            f"{{parameter}} {metric!r} is no metric of {self.label}; its metrics: {names}",
-            parameter="metric",
-        )
+        """The section of `metric` (ignoring case, spacing and punctuation: the resolver's
+        `match_metric`), or an UnknownNameError with the nearest of the board's metrics."""
+        from kg.query.resolve import match_metric
+
+        names = [s.metric for s in self.sections]
+        name = match_metric(metric, names, where=f" of {self.label}", parameter=Param("metric"))
+        return next(s for s in self.sections if s.metric == name)
 
     def __repr__(self) -> str:
         lines = [f"Leaderboard({self.label!r} <{self.iri}>: {len(self.sections)} metrics)"]
@@ -211,12 +211,18 @@ class Leaderboard:
 
 
 def json_number(value: Decimal | None) -> int | float | None:
-    """A decimal as a JSON number: an integer when it is whole, else a float."""
-    if value is None:
+    """A decimal as a JSON number: an integer when it is whole, else a float; None when no
+    float holds it (beyond ±1.8e308: the value as published is still the entry's `value`).
+
+    >>> json_number(Decimal("88.5")), json_number(Decimal("12")), json_number(Decimal("1e309"))
+    (88.5, 12, None)
+    """
+    if value is None or not value.is_finite():
         return None
-    if value == value.to_integral_value() and abs(value) < 10**15:
+    if abs(value) < 10**15 and value == value.to_integral_value():
         return int(value)
-    return float(value)
+    number = float(value)
+    return number if math.isfinite(number) else None
 
 
 # --- the queries ----------------------------------------------------------------------------
@@ -304,6 +310,7 @@ def entry_of(row: Mapping[str, Term], flagged: Mapping[str, tuple[Flag, ...]]) -
         date=(_cell(row, "date") or "")[:10] or None,
         paper_url=_cell(row, "paper_url"),
         flags=flagged.get(result, ()),
+        extra={"true": True, "1": True, "false": False, "0": False}.get(_cell(row, "extra") or ""),
     )
 
 
@@ -358,23 +365,27 @@ def build(
 
 
 def _code(result: SelectResult) -> dict[str, tuple[Code, ...]]:
-    by: dict[str, list[Code]] = {}
+    """Each paper's code: official first, then the code its paper mentions, then the rest
+    in the order its source lists them (`schema:position`), then by repository."""
+    by: dict[str, list[tuple[tuple[Any, ...], Code]]] = {}
     for row in _rows(result):
         pairs = []
         for pair in (_cell(row, "samples") or "").split():
             status, _, count = pair.rpartition(":")
             if status and count.isdigit():
                 pairs.append((status, int(count)))
-        by.setdefault(row["paper"].value, []).append(
-            Code(
-                repo=row["repo"].value,
-                url=_cell(row, "url"),
-                official=_cell(row, "official") in ("true", "1"),
-                framework=_cell(row, "framework"),
-                samples=tuple(sorted(pairs)),
-            )
+        code = Code(
+            repo=row["repo"].value,
+            url=_cell(row, "url"),
+            official=_cell(row, "official") in ("true", "1"),
+            framework=_cell(row, "framework"),
+            samples=tuple(sorted(pairs)),
         )
-    return {paper: tuple(codes) for paper, codes in by.items()}
+        place = _decimal(_cell(row, "position"))
+        mentioned = _cell(row, "mentioned") in ("true", "1")
+        key = (not code.official, not mentioned, place is None, place or 0, code.repo)
+        by.setdefault(row["paper"].value, []).append((key, code))
+    return {paper: tuple(c for _, c in sorted(codes)) for paper, codes in by.items()}
 
 
 def section(metric: str, entries: Sequence[Entry]) -> Section:
@@ -409,20 +420,28 @@ def _with_rank(e: Entry, rank: int | None) -> Entry:
     return replace(e, rank=rank)
 
 
+def history_key(e: Entry, direction: Direction) -> tuple[Any, ...]:
+    """The one order of a history: by date; on one date best first in the metric's direction
+    (highest first where it is unknown), then by model name, then result IRI."""
+    assert e.number is not None
+    sign = 1 if direction == "lower" else -1
+    return (e.date, sign * e.number, e.model or "", e.result)
+
+
 def best_so_far(entries: Sequence[Entry], direction: Direction) -> list[Point]:
-    """The chart's series: each dated, numbered result, oldest first, with the best so far."""
+    """The chart's series: each dated, numbered result in `history_key` order, with the best
+    so far (none where the direction is unknown)."""
     dated = sorted(
         (e for e in entries if e.number is not None and e.date),
-        key=lambda e: (e.date, e.model or "", e.result),
+        key=lambda e: history_key(e, direction),
     )
     points: list[Point] = []
     best: Decimal | None = None
     for e in dated:
         assert e.number is not None and e.date is not None
-        new = best is None or _better(e.number, best, direction)
+        new = direction != "unknown" and (best is None or _better(e.number, best, direction))
         if new:
             best = e.number
-        assert best is not None
         points.append(
             Point(
                 date=e.date,

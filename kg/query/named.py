@@ -65,6 +65,9 @@ CLASSES: tuple[str, ...] = (
     "venue",
     "area",
 )
+#: The `class:` of a string parameter whose value is a name the store spells one way (the
+#: resolver, kg.query.resolve, finds it: `Top-1 Accuracy` is `Top 1 Accuracy`).
+NAME_CLASSES: tuple[str, ...] = ("metric",)
 _KEY_KINDS = (*CLASSES, "repo-kind", "graph", "collection", "leaderboard", "dump")
 _HEADER_KEYS = {"name", "summary", "description", "params", "example"}
 _PARAM_KEYS = {"name", "type", "class", "description", "default", "example", "required"}
@@ -181,10 +184,12 @@ def _parse_param(raw: Any, index: int, path: Path, body: str) -> Parameter:
             f"{path}: parameter {name!r} has type {ptype!r}; use one of {', '.join(PARAM_TYPES)}"
         )
     cls = raw.get("class")
-    if cls is not None and (ptype != "iri" or cls not in CLASSES):
+    if cls is not None and not (
+        (ptype == "iri" and cls in CLASSES) or (ptype == "string" and cls in NAME_CLASSES)
+    ):
         raise InputError(
             f"{path}: parameter {name!r}: 'class' is for iri parameters, one of "
-            f"{', '.join(CLASSES)}"
+            f"{', '.join(CLASSES)}, or for string parameters: {', '.join(NAME_CLASSES)}"
         )
     required = raw.get("required", False)
     if not isinstance(required, bool):

@@ -351,18 +351,105 @@ def _plain(thing: Thing) -> dict[str, str | None]:
     return {"iri": thing.iri, "key": thing.key, "label": thing.label}
 
 
+# --- metrics: names, not things ------------------------------------------------------------
+
+#: The kinds of names that are literals, not things: a parameter of `class: metric` takes a
+#: metric's name as the store spells it.
+METRIC = "metric"
+
+
+def metric_key(name: str) -> str:
+    """What two spellings of one metric share: `Top-1 Accuracy`, `top 1 accuracy` and
+    `Top 1 Accuracy` all give `top 1 accuracy` (case, spacing and punctuation ignored)."""
+    kept = "".join(c if c.isalnum() or c in "%@" else " " for c in name)
+    return " ".join(kept.split()).casefold()
+
+
+def match_metric(text: str, names: list[str], *, where: str = "",
+                 parameter: str | Param | None = None) -> str:
+    """The one of `names` (metric names as the store spells them) that `text` names, by
+    `metric_key`; else UnknownNameError with the nearest names ("did you mean").
+    `where` words the scope in the message (" on Image Classification on ImageNet")."""
+    value = text.strip()
+    param = Param(parameter, "query") if isinstance(parameter, str) else parameter
+    if not value:
+        raise ParameterError("{parameter} is empty; give a metric by its name",
+                             parameter=param or Param(METRIC, "query"))
+    exact = [n for n in names if n == value]
+    if exact:
+        return exact[0]
+    wanted = metric_key(value)
+    same = sorted({n for n in names if metric_key(n) == wanted})
+    if len(same) == 1:
+        return same[0]
+    if same:
+        raise AmbiguousNameError(
+            f"{value[:80]!r} names {len(same)} metrics{where}: "
+            f"{', '.join(repr(n) for n in same[:CANDIDATES])}; give one as written",
+            parameter=param, candidates=tuple(same),
+        )
+    keys: dict[str, str] = {}
+    for n in sorted(names):
+        keys.setdefault(metric_key(n), n)
+    close = [keys[k] for k in difflib.get_close_matches(wanted, list(keys), n=SUGGESTIONS,
+                                                        cutoff=0.6)]
+    hint = (f"; did you mean: {', '.join(repr(n) for n in close)}?" if close
+            else f"; the metrics: {', '.join(repr(n) for n in sorted(names)[:20])}")
+    named = "{parameter} " if param else ""
+    raise UnknownNameError(
+        f"{named}{value[:80]!r} is no metric{where or ' of these results'}{hint}",
+        parameter=param, candidates=tuple(close),
+    )
+
+
+def metric_names(source: Source, task: str | None = None, dataset: str | None = None) -> list[str]:
+    """The metric names of the results in `source`, of `task` and `dataset` (IRIs) if given."""
+    scope = "".join(
+        f" ?r {p} {Term('uri', v).n3()} ." for p, v in ((KG.onTask, task), (KG.onDataset, dataset))
+        if v
+    )
+    rows = _select(source, f"SELECT DISTINCT ?m WHERE {{ ?r {KG.metricName} ?m .{scope} }}")
+    return [r[0] for r in rows if r[0]]
+
+
+def resolve_metric(
+    source: Source, text: str, *, task: str | None = None, dataset: str | None = None,
+    parameter: str | None = None,
+) -> str:
+    """The metric name, as the store spells it, that `text` names among the results of
+    `task` and `dataset` (IRIs, when given): see `match_metric`."""
+    return match_metric(text, metric_names(source, task, dataset), parameter=parameter)
+
+
+def _resolve_all(
+    source: Source, kinds: Mapping[str, str], values: Mapping[str, str], base_iri: str
+) -> dict[str, str]:
+    """Each value of `values` named in `kinds` (parameter -> kind) resolved: a thing to its
+    IRI, then a metric to its name among the results of the task and dataset resolved."""
+    out: dict[str, str] = {}
+    for name, kind in kinds.items():
+        if kind != METRIC and name in values:
+            out[name] = resolve(source, kind, values[name], base_iri, parameter=name).iri
+    scope = {kinds[n]: iri for n, iri in out.items() if kinds[n] in ("task", "dataset")}
+    for name, kind in kinds.items():
+        if kind == METRIC and name in values:
+            out[name] = resolve_metric(source, values[name], task=scope.get("task"),
+                                       dataset=scope.get("dataset"), parameter=name)
+    return out
+
+
 def resolve_values(
     source: Source, query: NamedQuery, values: Mapping[str, str], base_iri: str
 ) -> dict[str, str]:
     """`values` with each value of a query parameter that names a kind of thing (`class:`)
-    replaced by that thing's IRI, found in `source`; other values as given."""
-    out = dict(values)
-    for name, value in values.items():
-        param = query.param(name)
-        if param is None or param.type != "iri" or param.cls not in KINDS:
-            continue
-        out[name] = resolve(source, param.cls, value, base_iri, parameter=name).iri
-    return out
+    replaced by that thing's IRI, and each metric by its name as the store spells it, found
+    in `source`; other values as given."""
+    kinds = {
+        name: param.cls for name in values
+        if (param := query.param(name)) is not None and param.cls is not None
+        and (param.cls in KINDS or param.cls == METRIC)
+    }
+    return {**values, **_resolve_all(source, kinds, values, base_iri)}
 
 
 def bind_resolved(
@@ -384,18 +471,15 @@ def resolved_reply(
     """`values` (parameter -> text) resolved as `kinds` (parameter -> kind), as plain data
     that crosses a process boundary: {"values": {...}} or, on a miss or an ambiguity,
     {"error": class name, "message", "parameter", "candidates"} (see `raise_reply`)."""
-    out: dict[str, str] = {}
-    for name, value in values.items():
-        try:
-            out[name] = resolve(source, kinds[name], value, base_iri, parameter=name).iri
-        except (UnknownNameError, AmbiguousNameError) as exc:
-            return {
-                "error": type(exc).__name__,
-                "message": exc.template,
-                "parameter": name,
-                "candidates": list(exc.candidates),
-            }
-    return {"values": out}
+    try:
+        return {"values": _resolve_all(source, kinds, values, base_iri)}
+    except (UnknownNameError, AmbiguousNameError) as exc:
+        return {
+            "error": type(exc).__name__,
+            "message": exc.template,
+            "parameter": exc.parameter.name if isinstance(exc.parameter, Param) else None,
+            "candidates": list(exc.candidates),
+        }
 
 
 def raise_reply(reply: Mapping[str, object]) -> dict[str, str]:

@@ -127,9 +127,50 @@ def syntax_message(
     if not match:
         return "the query does not parse: " + " ".join(error.split())[:_MAX_DETAIL]
     at = _offset(sparql, line, column)
+    misspelt = _misspelt_keyword(sparql, at, detail)
+    if misspelt is not None:
+        word, start, keyword = misspelt
+        ln, col = _line_column(sparql, start)
+        return (
+            f"the query does not parse at line {ln}, column {col}: {word!r} is no SPARQL "
+            f"keyword; did you mean {keyword}?"
+        )
     near = " ".join(sparql[at : at + 30].split())
     where = f"near {near!r}" if near else "at the end of the query"
     return (
         f"the query does not parse at line {line}, column {column} ({where}): "
         f"{_expected(detail)}"
     )
+
+
+#: The words a query (or update) opens with, after its PREFIX and BASE declarations.
+_FORMS = ("SELECT", "CONSTRUCT", "DESCRIBE", "ASK", "INSERT", "DELETE", "LOAD", "CLEAR",
+          "DROP", "CREATE", "ADD", "MOVE", "COPY", "WITH")
+_KEYWORDS = (*_FORMS, "WHERE", "DISTINCT", "REDUCED", "FROM", "NAMED", "OPTIONAL", "FILTER",
+             "UNION", "MINUS", "GRAPH", "SERVICE", "BIND", "VALUES", "ORDER", "GROUP", "BY",
+             "HAVING", "LIMIT", "OFFSET", "ASC", "DESC", "DATA", "PREFIX", "BASE", "EXISTS",
+             "NOT", "AS", "SILENT", "INTO", "USING", "DEFAULT", "ALL", "UNDEF")
+
+
+def _misspelt_keyword(sparql: str, at: int, detail: str) -> tuple[str, int, str] | None:
+    """(word, where it starts, the keyword it looks like) when the parse error comes from a
+    misspelt keyword: the query's first word is no query form (`SELEC ?p WHERE …`), or the
+    word just before the error looks like a keyword the engine expected there."""
+    import difflib
+
+    toks = located_tokens(sparql)
+    i = 0
+    while i < len(toks) and toks[i][0] == "word" and toks[i][1].upper() in ("PREFIX", "BASE"):
+        i += 3 if toks[i][1].upper() == "PREFIX" else 2
+    if i < len(toks) and toks[i][0] == "word" and toks[i][1].upper() not in _FORMS:
+        close = difflib.get_close_matches(toks[i][1].upper(), _FORMS, n=1, cutoff=0.6)
+        if close:
+            return toks[i][1], toks[i][2], close[0]
+    before = [t for t in toks if t[2] < at]
+    if before and before[-1][0] == "word" and before[-1][1].upper() not in _KEYWORDS:
+        expected = [w for w in re.findall(r"[A-Za-z]+", _expected(detail)) if w.isupper()]
+        close = difflib.get_close_matches(before[-1][1].upper(), expected or _KEYWORDS, n=1,
+                                          cutoff=0.75)
+        if close:
+            return before[-1][1], before[-1][2], close[0]
+    return None

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from kg.errors import StoreVersionError
+from kg.errors import StoreError, StoreVersionError
 from kg.rdf.snapshots import READERS_DIR
 
 #: The version of kg's mapping and layout this kg writes, and the only one it reads. Bump it
@@ -24,8 +24,10 @@ from kg.rdf.snapshots import READERS_DIR
 #: 2. a table or paper cited by several evaluation entries is no longer copied into a
 #:    `…/-/<n>` graph when one citation named the paper by its title fallback (issue 30);
 #: 3. authorships and dump entries are no longer typed (`a kg:Authorship`, `a kg:DumpEntry,
-#:    prov:Entity`): the property that reaches them says what they are (issue 35).
-STORE_VERSION = 3
+#:    prov:Entity`): the property that reaches them says what they are (issue 35);
+#: 4. a code link keeps its place in the list its source gives (`schema:position`), so that
+#:    code is listed official first, then in the source's order (issue 56).
+STORE_VERSION = 4
 
 #: The stamp file in the store directory: the version as a decimal number on one line.
 VERSION_FILE = ".kg-store-version"
@@ -57,6 +59,13 @@ def check(path: Path) -> int:
     found = read_version(path)
     if found == STORE_VERSION:
         return found
+    if found is None and not any(path.glob("MANIFEST-*")):
+        # RocksDB's CURRENT names a MANIFEST that every store, of any version, has
+        raise StoreError(
+            f"the store at {path} is broken: it has RocksDB's CURRENT but no MANIFEST file, "
+            f"so its data cannot be read (files were lost or it was copied in part); remove "
+            f"{path} and ingest your inputs again (`kg --store {path} ingest FILES`)"
+        )
     if found is None or found < STORE_VERSION:
         which = "1, from before stores recorded their version" if found is None else found
         raise StoreVersionError(

@@ -104,6 +104,14 @@ class GraphStore:
         if path.exists() and not path.is_dir():
             raise StoreError(f"{path} is a file, not a store directory; pick another --store path")
         fresh = not (path / "CURRENT").exists()
+        if fresh and path.is_dir() and not (path / stamp.VERSION_FILE).exists():
+            others = sorted(p.name for p in path.iterdir())
+            if others:
+                raise StoreError(
+                    f"{path} is a folder that holds other files ({', '.join(others[:3])}"
+                    f"{', …' if len(others) > 3 else ''}) and no kg store: kg will not write "
+                    "its store among them; pick a new or empty folder for --store"
+                )
         if fresh:
             try:
                 stamp.stamp(path)

@@ -44,7 +44,7 @@ from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
@@ -87,7 +87,7 @@ from kg.serve import (
 )
 from kg.serve.mcp import LazyMcp
 from kg.serve.pool import CLIENT, QueryJob, QueryPool, Source
-from kg.serve.render import query_string, render
+from kg.serve.render import JsonResponse, query_string, render
 
 if TYPE_CHECKING:
     from kg.search import StoreSearch
@@ -270,7 +270,10 @@ class KgServer:
         self.on_ready: Callable[[KgServer], None] | None = None
         self.on_failed_start: Callable[[KgError], None] | None = None
         self._store_search: StoreSearch | None = None
-        self.mcp = LazyMcp(self._mcp_app)
+        self.mcp = LazyMcp(
+            self._mcp_app,
+            lambda request: read_body(request, config.max_body_bytes, config.body_timeout),
+        )
         #: Named query pages rendered, by (store generation, query, values): a query over the
         #: whole store (tasks-in-area: 215 ms of CPU at archive scale 0.1) is run once a
         #: store version, as leaderboards are.
@@ -503,7 +506,7 @@ class KgServer:
                 headers={"Vary": "Accept", "Content-Security-Policy": _PAGE_CSP,
                          "X-Content-Type-Options": "nosniff"},
             )
-        return JSONResponse(
+        return JsonResponse(
             {**results.as_json(text, type_, described), "links": context["links"]},
             headers={"Vary": "Accept"},
         )
@@ -701,7 +704,7 @@ class KgServer:
                 sources=await self._store_sources(),
             )
             return _page(body, vary=True)
-        return JSONResponse(items, headers={"Vary": "Accept"})
+        return JsonResponse(items, headers={"Vary": "Accept"})
 
     def _named_values(self, request: Request) -> tuple[NamedQuery, Params, dict[str, str]]:
         name = request.path_params["name"]
@@ -935,7 +938,7 @@ class KgServer:
         """The pool's state, from the server process alone: it needs no worker, so it
         answers while every worker is busy (issue 31)."""
         stats = self.running.stats
-        return JSONResponse(
+        return JsonResponse(
             {
                 "status": "ok",
                 "worker": stats.worker_pids[0] if stats.worker_pids else None,
@@ -1003,7 +1006,7 @@ async def _not_found(request: Request, message: str, exc: Exception | None = Non
             "parameter": exc.parameter.name if named and exc and exc.parameter else None,
             "candidates": [str(c["iri"]) for c in found.candidates],
         }
-        return JSONResponse(body, status_code=404, headers={"Vary": "Accept"})
+        return JsonResponse(body, status_code=404, headers={"Vary": "Accept"})
     return _error(404, message, {"Vary": "Accept"})
 
 
@@ -1018,7 +1021,7 @@ async def _kg_error(request: Request, exc: Exception) -> Response:
             "parameter": exc.parameter.name if exc.parameter else None,
             "candidates": list(exc.candidates),
         }
-        return JSONResponse(body, status_code=status_for(exc))
+        return JsonResponse(body, status_code=status_for(exc))
     # a parse error says what and where itself (kg.rdf.query_text.syntax_message)
     return _error(status_for(exc), message)
 

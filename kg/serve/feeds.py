@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from decimal import Decimal
 from typing import Any
 
 from starlette.requests import Request
@@ -82,22 +83,24 @@ def _timestamp(date: str | None) -> str:
     return f"{date or '1970-01-01'}T00:00:00Z"
 
 
+def _plain_number(value: Decimal) -> str:
+    """A best value in words: as JSON writes it, or its decimal text beyond float range."""
+    number = json_number(value)
+    return str(value) if number is None else str(number)
+
+
 def _entry(e: NewBest, site: str, base: str) -> dict[str, Any]:
     entry = e.entry
     model = entry.model or "(no model name)"
     board_href = local_href(e.board, base)
     paper_href = local_href(entry.paper, base) if entry.paper else entry.paper_url
     beat = (
-        f", beating the best so far ({json_number(e.previous)})"
+        f", beating the best so far ({_plain_number(e.previous)})"
         if e.previous is not None
         else " (the first dated result on this metric)"
     )
     paper = f" Paper: {entry.title}." if entry.title else ""
-    how = (
-        f"{e.direction} is better"
-        if e.direction != "unknown"
-        else "direction unknown: the highest is taken as the best"
-    )
+    how = f"{e.direction} is better"  # a metric of unknown direction has no new best
     return {
         "id": e.id,
         "title": f"{model}: {entry.value} {e.metric} on {e.label}",

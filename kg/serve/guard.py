@@ -10,9 +10,10 @@ none) held it, and a file descriptor, for as long as it liked: 400 such connecti
   closed;
 * a cap on open connections in total (kept below the process's descriptor limit) and per
   client address: a connection over the client's cap is closed at once, before it is
-  read; at the total cap, the connection that has waited longest for its headers is
-  closed to make room (so half-open connections from many addresses cannot lock the
-  others out), and only when none waits is the new one refused.
+  read; at the total cap, the connection that has waited longest for its headers (or,
+  kept alive, for its next request) is closed to make room (so half-open or idle
+  connections from many addresses cannot lock the others out), and only when none waits
+  is the new one refused.
 
 The body is read by the application under its own deadline (kg.serve.app.read_body).
 """
@@ -117,6 +118,8 @@ def guarded_protocol(limits: ConnectionLimits) -> tuple[type[H11Protocol], Conne
         def on_response_complete(self) -> None:
             super().on_response_complete()
             self._disarm()  # uvicorn's keep-alive timeout guards the idle wait
+            if not self.transport.is_closing():
+                pending[self] = None  # idle until its next request: evictable at the cap
 
         def _arm(self) -> None:
             self._disarm()

@@ -14,11 +14,14 @@ result on it); `papers_path` below is the only place the pages read it.
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Awaitable, Callable, Mapping
 from decimal import Decimal
 from typing import Any
 
 from kg.graph.relations import RELATIONS
+from kg.ingest.identity import possibly_same_dataset
+from kg.query.directions import metric_direction
 from kg.rdf.results import Term
 from kg.rdf.vocab import STD
 from kg.serve import story
@@ -259,8 +262,8 @@ def benchmarks(view: Labeller, rows: Rows, labels: Rows) -> list[dict[str, Any]]
         )
         board["count"] += 1
         number = _decimal(text_of(r, "num"))
-        if number is None:
-            continue
+        if number is None or metric_direction(key[1]) == "unknown":
+            continue  # no best where kg cannot tell which way the metric improves
         lower = lower_is_better(key[1])
         best = board["_best"]
         if best is None or (number < best if lower else number > best):
@@ -317,6 +320,29 @@ async def task_page(pool: Any, view: Labeller, number: int) -> dict[str, Any]:
     }
 
 
+async def possibly_same(pool: Any, view: Labeller, iri: str, label: str | None) -> list[Any]:
+    """The datasets whose name may name this one (kg.ingest.identity.possibly_same_dataset:
+    "Oxford 102 Flowers" and "Flowers-102"), read among those whose label has its longest
+    word."""
+    words = sorted({w for w in re.findall(r"[a-z]+", (label or "").lower()) if len(w) >= 3},
+                   key=len)[-2:]  # one of the two longest is in the other name
+    if not label or not words:
+        return []
+    has = " || ".join(f'CONTAINS(LCASE(STR(?l)), "{w}")' for w in words)
+    rows = await gather(
+        pool,
+        {
+            "alike": PREFIXES
+            + f"""SELECT ?x ?l WHERE {{ ?x a kg:Dataset ; rdfs:label ?l
+  FILTER(?x != {iri_term(iri)} && ({has})) }} LIMIT 500"""
+        },
+    )
+    same = [r for r in rows["alike"] if possibly_same_dataset(label, r["l"].value)]
+    for r in same:
+        view.label(r["x"].value, r["l"].value)
+    return [view.link(r["x"].value) for r in same]
+
+
 async def dataset_page(pool: Any, view: Labeller, number: int) -> dict[str, Any]:
     iri = view.desc.iri
     d = iri_term(iri)
@@ -348,7 +374,9 @@ async def dataset_page(pool: Any, view: Labeller, number: int) -> dict[str, Any]
         story.papers(pool, view, "dataset", number),
     )
     f = facts(view, found["facts"])
+    alike = await possibly_same(pool, view, iri, first(f, story.RDFS + "label"))
     return {
+        "alike": alike,
         "full_name": first(f, KG + "fullName"),
         "description": first(f, story.DC + "description"),
         "homepage": links(view, f, "http://xmlns.com/foaf/0.1/homepage"),

@@ -1,8 +1,11 @@
 """Leaderboard pages: `/leaderboard/{task}/{dataset}`, its chart and its history.
 
-* `/leaderboard/{task}/{dataset}`: one section per metric, ranked best first, with its
-  best-so-far chart drawn in the page as SVG (kg.serve.chart, `_chart.svg`), the snapshot
-  date and the licence and attribution of the table. Asked for RDF (Accept or `?format=`),
+* `/leaderboard/{task}/{dataset}`: one table, a row per model and paper and a column per
+  metric (kg.query.board_table), sorted by any metric in its direction (`?sort=`, links in
+  the column heads; default the metric most rows report) and filtered (`?code=1`,
+  `?hide_flagged=1`, `?hide_extra=1`), all server-side; a best-so-far chart per metric
+  drawn in the page as SVG (kg.serve.chart, `_chart.svg`); the snapshot date and the
+  licence and attribution of the table. Asked for RDF (Accept or `?format=`),
   the same path answers the leaderboard's statements, as every entity does.
 * `…/chart.svg?metric=…`: the chart alone, for embedding elsewhere, attribution inside.
 * `…/history.json?metric=…`: the series behind the chart (the objects of `kg leaderboard
@@ -16,7 +19,6 @@ at once; `build` ranks them exactly as `kg leaderboard` does.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Generic, TypeVar
@@ -26,6 +28,8 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from kg.errors import NotFoundError, ParameterError
+from kg.library.results import json_text
+from kg.query.board_table import Filters, default_metric, rows, says_extra, sort_rows
 from kg.query.leaderboard import (
     CODE,
     FLAGS,
@@ -52,7 +56,7 @@ Handler = Callable[[Request], Awaitable[Response]]
 PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 SVG_CSP = "default-src 'none'; style-src 'unsafe-inline'"
 _TAILS = ("chart.svg", "history.json")
-PAGE_CHART_WIDTH = 940  # the page's column; chart.svg alone keeps the default 760
+CHART_WIDTH = 940  # the page's column, and chart.svg's: one layout, the same labels
 CACHED_BOARDS = 64  # leaderboards kept rendered (a page is up to a few hundred kB)
 
 
@@ -186,36 +190,129 @@ def sources_line(sources: Sequence[Source]) -> str | None:
     return ("Data: " + "; ".join(parts) + " · drawn by kg") if parts else None
 
 
-def page_context(board: Leaderboard, base: str) -> dict[str, Any]:
-    """What `leaderboard.html` shows: the board's sections with their charts and links."""
+def page_params(request: Request, board: Leaderboard) -> tuple[Section | None, Filters]:
+    """The page's sort metric (`?sort=`, else the one most rows report) and its filters
+    (`?code=1`, `?hide_flagged=1`, `?hide_extra=1`), checked."""
+    known = ("format", "sort", *FILTERS)
+    extra = [k for k in request.query_params if k not in known]
+    if extra:
+        raise ParameterError(
+            f"unknown parameter {extra[0]!r}; a leaderboard page takes sort (a metric), "
+            "code, hide_flagged and hide_extra (1 or 0)"
+        )
+    for name in ("sort", *FILTERS):
+        if len(request.query_params.getlist(name)) > 1:
+            raise ParameterError(f"parameter {name!r} is given more than once")
+    flags = {}
+    for name in FILTERS:
+        value = request.query_params.get(name, "0")
+        if value not in ("0", "1", "on", ""):
+            raise ParameterError(f"parameter {name!r} takes 1 or 0, not {value[:40]!r}")
+        flags[name] = value in ("1", "on")
+    sort = request.query_params.get("sort")
+    section = board.section(sort) if sort else default_metric(board)
+    return section, Filters(flags["code"], flags["hide_flagged"], flags["hide_extra"])
+
+
+#: The page's filters, as query parameters.
+FILTERS = ("code", "hide_flagged", "hide_extra")
+
+
+def _page_query(sort: str | None, filters: Filters) -> str:
+    from urllib.parse import urlencode
+
+    params = [("sort", sort)] if sort else []
+    params += [(name, "1") for name, on in zip(FILTERS, _filter_values(filters), strict=True) if on]
+    return "?" + urlencode(params) if params else "?"
+
+
+def _filter_values(filters: Filters) -> tuple[bool, bool, bool]:
+    return (filters.code, filters.hide_flagged, filters.hide_extra)
+
+
+def board_chart(board: Leaderboard, section: Section, base: str, *, standalone: bool) -> Any:
+    """The chart of one metric, the same for the page and `chart.svg` (the standalone one
+    adds its title and attribution): each point links to its paper's page."""
+
+    def link(paper: str | None) -> str | None:
+        if not paper:
+            return None
+        return local_href(paper, base) or paper
+
+    if standalone:
+        return best_so_far_chart(
+            section,
+            title=f"{board.label}: {section.metric}",
+            attribution=attribution_line(board),
+            width=CHART_WIDTH,
+            link=link,
+        )
+    return best_so_far_chart(section, width=CHART_WIDTH, link=link)
+
+
+def page_context(
+    board: Leaderboard,
+    base: str,
+    sort: Section | None = None,
+    filters: Filters | None = None,
+) -> dict[str, Any]:
+    """What `leaderboard.html` shows: one table (a row per model and paper, a column per
+    metric) sorted by `sort` (default: the metric most rows report) and filtered, and one
+    chart per metric, the sort metric's first."""
+    filters = filters or Filters()
+    sort = sort or default_metric(board)
     here = local_href(board.iri, base) or ""
     attribution = attribution_line(board)
-    sections = []
+    all_rows = rows(board)
+    shown = [r for r in (sort_rows(all_rows, sort) if sort else all_rows) if filters.keeps(r)]
+    columns: list[dict[str, Any]] = []
     for i, s in enumerate(board.sections):
-        query = "?metric=" + _quote(s.metric)
-        entries = []
-        for e in s.entries:
-            paper_href = local_href(e.paper, base) if e.paper else None
-            result_href = local_href(e.result, base)
-            entries.append(
-                {
-                    "entry": e,
-                    "paper_href": paper_href,
-                    "result_href": result_href,
-                    "code": board.code.get(e.paper or "", ()),
-                }
-            )
-        sections.append(
+        columns.append(
             {
                 "section": s,
                 "slug": f"metric-{i + 1}",
-                "entries": entries,
-                "chart": best_so_far_chart(s, width=PAGE_CHART_WIDTH),
-                "chart_href": f"{here}/chart.svg{query}",
-                "history_href": f"{here}/history.json{query}",
-                "flagged": sum(1 for e in s.entries if e.flags),
+                "sorted": sort is not None and s.metric == sort.metric,
+                "href": _page_query(s.metric, filters),
             }
         )
+    table = []
+    for r in shown:
+        first = next(iter(r.cells.values()))
+        sorted_on = r.cells.get(sort.metric) if sort else None
+        table.append(
+            {
+                "row": r,
+                "rank": sorted_on.rank if sorted_on is not None else None,
+                "paper_href": local_href(r.paper, base) if r.paper else None,
+                "result_href": local_href(first.result, base),
+                "cells": [r.cells.get(c["section"].metric) for c in columns],
+            }
+        )
+    charts = []
+    for c in sorted(columns, key=lambda c: not c["sorted"]):
+        sec: Section = c["section"]
+        query = "?metric=" + _quote(sec.metric)
+        charts.append(
+            {
+                "section": sec,
+                "slug": c["slug"],
+                "chart": board_chart(board, sec, base, standalone=False),
+                "chart_href": f"{here}/chart.svg{query}",
+                "history_href": f"{here}/history.json{query}",
+                "flagged": sum(1 for e in sec.entries if e.flags),
+            }
+        )
+    toggles = []
+    for name, on, words in zip(
+        FILTERS,
+        _filter_values(filters),
+        ("with code only", "hide flagged results", "hide results with extra training data"),
+        strict=True,
+    ):
+        if name == "hide_extra" and not says_extra(all_rows):
+            continue  # the source says nothing of extra training data here
+        toggles.append({"name": name, "on": on, "words": words})
+    sort_name = sort.metric if sort else None
     return {
         "title": board.label,
         "kind": "leaderboard",
@@ -226,7 +323,16 @@ def page_context(board: Leaderboard, base: str) -> dict[str, Any]:
             "href": local_href(board.dataset, base),
             "key": board.dataset.removeprefix(base),
         },
-        "sections": sections,
+        "sort": sort,
+        "sort_name": sort_name,
+        "columns": columns,
+        "table": table,
+        "total_rows": len(all_rows),
+        "flagged_rows": sum(1 for r in all_rows if r.flags),
+        "toggles": toggles,
+        "filtered": any(_filter_values(filters)),
+        "reset_href": _page_query(sort_name, Filters()),
+        "charts": charts,
         "feeds": [
             {"name": f"{side}'s", "title": f"New bests on {key}", "href": f"{href}/sota.atom"}
             for side, key, href in (
@@ -283,7 +389,7 @@ def routes(running: Callable[[], QueryPool], base: str, entity: Handler) -> list
             body = rendered.output(
                 "history",
                 section.metric,
-                lambda: json.dumps([p.as_json() for p in section.history], ensure_ascii=False),
+                lambda: json_text([p.as_json() for p in section.history]),
             )
             return Response(
                 body,
@@ -294,11 +400,7 @@ def routes(running: Callable[[], QueryPool], base: str, entity: Handler) -> list
             section = _metric(request, board)
 
             def svg() -> str:
-                chart = best_so_far_chart(
-                    section,
-                    title=f"{board.label}: {section.metric}",
-                    attribution=attribution_line(board),
-                )
+                chart = board_chart(board, section, base, standalone=True)
                 return render("_chart.svg", chart=chart, chart_id="chart", standalone=True)
 
             return Response(
@@ -306,11 +408,12 @@ def routes(running: Callable[[], QueryPool], base: str, entity: Handler) -> list
                 media_type="image/svg+xml",
                 headers={"Content-Security-Policy": SVG_CSP, "X-Content-Type-Options": "nosniff"},
             )
-        extra = [k for k in request.query_params if k != "format"]
-        if extra:
-            raise ParameterError(f"unknown parameter {extra[0]!r}; a leaderboard page takes none")
+        sort, filters = page_params(request, board)
+        key = f"{sort.metric if sort else ''}\n{_filter_values(filters)}"
         page = rendered.output(
-            "page", "", lambda: render("leaderboard.html", page_context(board, base))
+            "page",
+            key,
+            lambda: render("leaderboard.html", page_context(board, base, sort, filters)),
         )
         return Response(
             page,

@@ -12,9 +12,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from starlette.requests import Request
+
+from kg.mcp.frames import refusal
 from kg.serve import story
 from kg.serve.linked_data import Description, Labeller
 from kg.serve.similar import GRAPH_TIMEOUT
@@ -145,8 +148,7 @@ def http_app(
         streamable_http_path="/mcp",
         stateless_http=True,
         json_response=True,
-        # room for the JSON-RPC envelope around a query of the largest size accepted
-        max_request_body_size=2 * max_body_bytes + 65_536,
+        max_request_body_size=max_body_bytes,  # LazyMcp reads it first, at the same limit
         transport_security=TransportSecuritySettings(
             enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
         ),
@@ -159,8 +161,13 @@ class LazyMcp:
     (or a test) that never sees an MCP client should not pay. Its session manager runs in a
     task of the application's lifespan (`lifespan`), started when first wanted."""
 
-    def __init__(self, make: Callable[[], tuple[MCPServer, Any]]) -> None:
+    def __init__(
+        self,
+        make: Callable[[], tuple[MCPServer, Any]],
+        read_body: Callable[[Request], Awaitable[bytes]],
+    ) -> None:
         self._make = make
+        self._read_body = read_body  # at --max-body-kb, within the body time limit
         self._app: Any = None
         self._failure: str | None = None
         self._wanted = asyncio.Event()
@@ -196,6 +203,35 @@ class LazyMcp:
             self._ready.set()
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        from starlette.responses import JSONResponse, PlainTextResponse
+
+        if scope["method"] != "POST":
+            # Stateless: no session to resume or end, no message the server starts, so no
+            # event stream to hold open (an idle one would hold a connection for ever).
+            await PlainTextResponse(
+                "kg's /mcp is stateless and answers each POST in its reply: it opens no event "
+                "stream and keeps no session (POST JSON-RPC requests)\n",
+                status_code=405,
+                headers={"Allow": "POST"},
+            )(scope, receive, send)
+            return
+        body = await self._read_body(Request(scope, receive))  # 413 past --max-body-kb
+        problem = refusal(body.decode("utf-8", errors="replace"))
+        if problem is not None:  # a frame the SDK would drop or answer without its id
+            ident, code, message = problem
+            reply = {"jsonrpc": "2.0", "id": ident, "error": {"code": code, "message": message}}
+            await JSONResponse(reply, status_code=400)(scope, receive, send)
+            return
+        sent = False
+
+        async def replay() -> Any:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        receive = replay
         self._wanted.set()
         await self._ready.wait()
         if self._app is None:

@@ -782,16 +782,22 @@ class QueryPool:
                     self._signature = signature
 
     # -- running -------------------------------------------------------------------------------
-    async def _acquire(self, deadline: float) -> _Worker:
+    def _busy(self, limit: float) -> QueryTimeoutError:
+        """The error of a request whose time limit ran out while it waited for a worker."""
+        return QueryTimeoutError(
+            f"the server is busy: all {self.size} query workers stayed busy for the {limit:g} s "
+            "this request may take, and it was not started; try again later, or ask the "
+            "operator to raise {parameter}",
+            parameter=_WORKERS,
+        )
+
+    async def _acquire(self, deadline: float, limit: float) -> _Worker:
+        """An idle worker, waited for until `deadline` (the request's own time limit)."""
         loop = asyncio.get_running_loop()
         try:
             return await asyncio.wait_for(self._idle.get(), max(deadline - loop.time(), 0.001))
         except TimeoutError:
-            raise QueryTimeoutError(
-                f"all {self.size} query workers stayed busy for {self.timeout:g} s; "
-                "try again later, or ask the operator to raise {parameter}",
-                parameter=_WORKERS,
-            ) from None
+            raise self._busy(limit) from None
 
     def _request(self, worker: _Worker, op: str, payload: Any) -> _Request:
         reload = None
@@ -800,17 +806,18 @@ class QueryPool:
         return _Request(op, self.generation, payload, reload, self.max_result_bytes)
 
     async def _dispatch(
-        self, worker: _Worker, request: _Request, deadline: float, on_done: Callable[..., None]
+        self,
+        worker: _Worker,
+        request: _Request,
+        deadline: float,
+        on_done: Callable[..., None],
+        limit: float,
     ) -> Any:
         loop = asyncio.get_running_loop()
         remaining = deadline - loop.time()
         if remaining < 0.05:  # the wait for a worker used up the time: do not start and kill
             on_done(worker, _finished(loop))
-            raise QueryTimeoutError(
-                f"all {self.size} query workers stayed busy for {self.timeout:g} s; "
-                "try again later, or ask the operator to raise {parameter}",
-                parameter=_WORKERS,
-            )
+            raise self._busy(limit)
         future = loop.run_in_executor(self._threads, worker.call, request, remaining)
         future.add_done_callback(lambda f: on_done(worker, f))
         try:
@@ -891,12 +898,13 @@ class QueryPool:
         if self._closed:
             raise StoreError("the query pool is shut down")
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + (timeout or self.timeout)
+        limit = timeout or self.timeout
+        deadline = loop.time() + limit
         client = CLIENT.get()
         if client is None or self._shares.share >= self.size:
-            worker = await self._acquire(deadline)
+            worker = await self._acquire(deadline, limit)
             return await self._dispatch(
-                worker, self._request(worker, op, payload), deadline, self._reader_done
+                worker, self._request(worker, op, payload), deadline, self._reader_done, limit
             )
         entry = self._shares.enter(client)
         held = started = False
@@ -910,14 +918,15 @@ class QueryPool:
                 await asyncio.wait_for(entry.slots.acquire(), max(deadline - loop.time(), 0.001))
             except TimeoutError:
                 raise QueryTimeoutError(
-                    f"this client's earlier queries held its {self._shares.share} worker(s) "
-                    f"for {self.timeout:g} s; try again later",
+                    f"the server is busy with this client's earlier requests: they held its "
+                    f"{self._shares.share} worker(s) for the {limit:g} s this request may "
+                    "take, and it was not started; try again later",
                 ) from None
             held = True
-            worker = await self._acquire(deadline)
+            worker = await self._acquire(deadline, limit)
             started = True
             return await self._dispatch(
-                worker, self._request(worker, op, payload), deadline, done
+                worker, self._request(worker, op, payload), deadline, done, limit
             )
         finally:
             if not started:
@@ -983,7 +992,8 @@ class QueryPool:
                 "try again later"
             ) from None
         await self._dispatch(
-            writer, _Request("update", self.generation, sparql), deadline, self._writer_done
+            writer, _Request("update", self.generation, sparql), deadline, self._writer_done,
+            self.timeout,
         )
         if self.source.path is not None:  # the client's next query sees its update
             await self._publish(force=True)

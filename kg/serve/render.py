@@ -20,6 +20,9 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from markupsafe import Markup, escape
+from starlette.responses import JSONResponse
+
+from kg.library.results import json_text
 
 if TYPE_CHECKING:
     import jinja2
@@ -340,3 +343,11 @@ def environment() -> jinja2.Environment:
 def render(template: str, context: Mapping[str, Any] | None = None, /, **more: Any) -> str:
     """The page `template` (a file in kg/serve/templates/) rendered with the context."""
     return environment().get_template(template).render({**(context or {}), **more})
+
+
+class JsonResponse(JSONResponse):
+    """Every JSON answer of the server: standard JSON (`json_text`), so a value beyond float
+    range is `null`, never a bare `Infinity` a client's parser rejects."""
+
+    def render(self, content: Any) -> bytes:
+        return json_text(content).encode("utf-8")

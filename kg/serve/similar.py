@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
 
 from kg.errors import ParameterError
@@ -27,6 +27,7 @@ from kg.graph.relations import (
     relation_names,
 )
 from kg.serve.pool import QueryPool
+from kg.serve.render import JsonResponse
 
 #: Seconds the first similarity call may take to build the index from the store.
 GRAPH_TIMEOUT = 900.0
@@ -92,7 +93,7 @@ def routes(running: Callable[[], QueryPool], base_iri: str) -> list[Route]:
             base_iri=base_iri,
             **options,
         )
-        return JSONResponse(data)
+        return JsonResponse(data)
 
     async def shared(request: Request) -> Response:
         by = _options(request, {"by"}).get("by", "all")
@@ -105,7 +106,7 @@ def routes(running: Callable[[], QueryPool], base_iri: str) -> list[Route]:
             base_iri=base_iri,
             by=by,
         )
-        return JSONResponse(data)
+        return JsonResponse(data)
 
     async def suggest(request: Request) -> Response:
         options = suggest_options(_options(request, {"kind", "top"}))
@@ -116,7 +117,7 @@ def routes(running: Callable[[], QueryPool], base_iri: str) -> list[Route]:
             base_iri=base_iri,
             **options,
         )
-        return JSONResponse(data)
+        return JsonResponse(data)
 
     return [
         Route("/similar/{paper:path}", similar, methods=["GET"]),

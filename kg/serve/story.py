@@ -442,6 +442,59 @@ def rank_of(row: Mapping[str, Term]) -> tuple[int, int] | None:
     return ahead + 1, entries
 
 
+def _benchmarks(view: Labeller, rows: list[dict[str, Term]]) -> list[dict[str, Any]]:
+    """The paper's results grouped per benchmark (task, dataset) as Papers with Code showed
+    them: a row per model, a column per metric (the most reported first), each value with
+    its rank on that leaderboard and metric; rows by their rank on the first metric."""
+    groups: dict[tuple[str, str], dict[str, Any]] = {}
+    for r in rows:
+        task = r["task"].value if "task" in r else ""
+        dataset = r["dataset"].value if "dataset" in r else ""
+        group = groups.setdefault(
+            (task, dataset),
+            {
+                "task": view.link(task) if task else None,
+                "dataset": view.link(dataset) if dataset else None,
+                "board": view.href(r["lb"].value) if "lb" in r else None,
+                "metrics": {},
+                "rows": [],
+            },
+        )
+        if group["board"] is None and "lb" in r:
+            group["board"] = view.href(r["lb"].value)
+        metric, model = text_of(r, "metric"), text_of(r, "model")
+        group["metrics"][metric] = group["metrics"].get(metric, 0) + 1
+        cell = {"value": text_of(r, "value"), "rank": rank_of(r)}
+        row = next(
+            (x for x in group["rows"] if x["model"] == model and metric not in x["cells"]), None
+        )
+        if row is None:
+            row = {"model": model, "cells": {}}
+            group["rows"].append(row)
+        row["cells"][metric] = cell
+    out = []
+    for group in groups.values():
+        counts: dict[str, int] = group["metrics"]
+        metrics = sorted(counts, key=lambda m: (-counts[m], m))
+
+        def order(row: dict[str, Any], metrics: list[str] = metrics) -> tuple[Any, ...]:
+            ranks = [(row["cells"].get(m) or {}).get("rank") for m in metrics]
+            return (*(r[0] if r else 10**9 for r in ranks), row["model"])
+
+        out.append(
+            {
+                **group,
+                "metrics": metrics,
+                "rows": [
+                    {"model": row["model"], "cells": [row["cells"].get(m) for m in metrics]}
+                    for row in sorted(group["rows"], key=order)
+                ],
+                "count": sum(counts.values()),
+            }
+        )
+    return out
+
+
 def _results(view: Labeller, rows: list[dict[str, Term]]) -> list[dict[str, Any]]:
     out = []
     for r in rows:
@@ -601,6 +654,7 @@ def paper_context(view: Labeller, story: PaperStory) -> dict[str, Any]:
         "topics": _topics(view, rows.get("topics", [])),
         "code": _code(view, rows.get("code", []), rows.get("samples", []), total),
         "results": _results(view, results),
+        "benchmarks": _benchmarks(view, results),
         "similar": _similar(view, story),
         "suggested": _suggested(view, story),
         "provenance": _provenance(view, rows.get("provenance", [])),

@@ -21,7 +21,9 @@ metric values such as "96.95%", "15.8", "-" and "N/A".
 from __future__ import annotations
 
 import bisect
+import datetime as dt
 import gzip
+import io
 import itertools
 import json
 import random
@@ -56,6 +58,17 @@ FILES = {
     "methods": "methods.json.gz",
     "datasets": "datasets.json.gz",
     "evaluation-tables": "evaluation-tables.json.gz",
+}
+
+#: The names and snapshot dates of the 2025 archive's files (kg.sources.archive's catalogue;
+#: tests/test_fetch.py checks that the two agree). `write_archive(names="2025")` uses them
+#: and dates each gzip header on its snapshot, as `kg fetch`'s manifest does.
+FILES_2025 = {
+    "papers-with-abstracts": ("jul-29-papers-with-abstracts.json.gz", "2025-07-29"),
+    "links-between-papers-and-code": ("jul-28-links-between-papers-and-code.json.gz", "2025-07-28"),
+    "methods": ("jul-28-methods.json.gz", "2025-07-28"),
+    "datasets": ("jul-28-datasets.json.gz", "2025-07-28"),
+    "evaluation-tables": ("jul-28-evaluation-tables.json.gz", "2025-07-28"),
 }
 
 
@@ -345,10 +358,15 @@ class ArchiveFactory:
         return root
 
 
-def _write_array(path: Path, items: Iterator[dict[str, Any]]) -> int:
-    """Stream items into a gzipped JSON array. Returns how many were written."""
+def _write_array(path: Path, items: Iterator[dict[str, Any]], mtime: int | None = None) -> int:
+    """Stream items into a gzipped JSON array (its header dated `mtime`, default now).
+    Returns how many were written."""
     count = 0
-    with gzip.open(path, "wt", encoding="utf-8", compresslevel=1) as out:
+    with (
+        open(path, "wb") as raw,
+        gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=1, mtime=mtime) as packed,
+        io.TextIOWrapper(packed, encoding="utf-8") as out,
+    ):
         out.write("[\n")
         for count, item in enumerate(items, start=1):
             if count > 1:
@@ -359,9 +377,17 @@ def _write_array(path: Path, items: Iterator[dict[str, Any]]) -> int:
 
 
 def write_archive(
-    directory: Path, *, scale: float = 1.0, seed: int = 0, kinds: tuple[str, ...] = tuple(FILES)
+    directory: Path,
+    *,
+    scale: float = 1.0,
+    seed: int = 0,
+    kinds: tuple[str, ...] = tuple(FILES),
+    names: str = "plain",
 ) -> dict[str, Path]:
-    """Write the five dumps (or `kinds` of them) into `directory`; returns kind -> path."""
+    """Write the five dumps (or `kinds` of them) into `directory`; returns kind -> path.
+
+    `names="2025"` names them as the 2025 archive does (`jul-28-methods.json.gz`, …), each
+    gzip header dated on its snapshot, so the bytes depend on the seed and scale only."""
     directory.mkdir(parents=True, exist_ok=True)
     factory = ArchiveFactory(scale, seed)
     makers: dict[str, Callable[[], Iterator[dict[str, Any]]]] = {
@@ -373,7 +399,13 @@ def write_archive(
     }
     out = {}
     for kind in kinds:
-        path = directory / FILES[kind]
-        _write_array(path, makers[kind]())
+        if names == "2025":
+            name, snapshot = FILES_2025[kind]
+            path = directory / name
+            when = dt.datetime.fromisoformat(snapshot).replace(tzinfo=dt.UTC)
+            _write_array(path, makers[kind](), int(when.timestamp()))
+        else:
+            path = directory / FILES[kind]
+            _write_array(path, makers[kind]())
         out[kind] = path
     return out

@@ -137,3 +137,27 @@ def test_a_new_store_is_stamped_and_opens_again(tmp_path: Path) -> None:
         assert again.version() == STORE_VERSION
     memory = GraphStore.memory()
     assert memory.version() is None and memory.size_on_disk() is None
+
+
+def test_a_broken_store_is_called_broken_not_older(built: Path, tmp_path: Path) -> None:
+    """Only RocksDB's CURRENT and IDENTITY left: no version could read it."""
+    store = tmp_path / "store"
+    store.mkdir()
+    for name in ("CURRENT", "IDENTITY"):
+        shutil.copy(built / name, store / name)
+    for argv in (["stats"], ["ingest", str(tmp_path / "none.jsonl")]):
+        line = _refused(run_kg("--store", str(store), *argv), "is broken", "no MANIFEST")
+        assert "older" not in line, line
+    assert sorted(p.name for p in store.iterdir()) == ["CURRENT", "IDENTITY"]
+
+
+def test_ingest_refuses_a_folder_of_other_files(tmp_path: Path, seed_paths: list[Path]) -> None:
+    folder = tmp_path / "my-papers"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("mine", encoding="utf-8")
+    _refused(run_kg("--store", str(folder), "ingest", *map(str, seed_paths)),
+             str(folder), "notes.txt", "no kg store", "new or empty folder")
+    assert [p.name for p in folder.iterdir()] == ["notes.txt"]  # nothing written among them
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert run_kg("--store", str(empty), "ingest", *map(str, seed_paths)).returncode == 0

@@ -1,0 +1,1 @@
+"""Clients of other services: the archive's downloads and the live API."""
