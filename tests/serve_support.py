@@ -139,7 +139,10 @@ class ServeProcess:
         kg: str = KG_BIN,
         cwd: Path | None = None,
     ):
-        self.args = [kg, *global_args, "serve", "--port", "0", "--quiet", *serve_args]
+        # No start-up warm-up unless a test asks for one (--warm): the workers' counts in
+        # /health stay those of the test's own requests (tests/test_pages_home.py warms).
+        warm = [] if any(a.startswith("--warm") for a in serve_args) else ["--warm", "0"]
+        self.args = [kg, *global_args, "serve", "--port", "0", "--quiet", *warm, *serve_args]
         self.proc = subprocess.Popen(
             self.args,
             stdout=subprocess.PIPE,

@@ -35,10 +35,11 @@ STARTS = {
     "graph": "/graph/record/paper/self-attention-attribution-interpreting",
     "queries": "/queries/tasks-in-area?area=audio",
     "leaderboard": "/leaderboard/image-dehazing/o-haze",
+    "query": "/query",
 }
 #: Redirects the server documents (docs/serve.md): /sparql without a query, in a browser,
 #: goes to the query page.
-REDIRECTS = {"/sparql": "/"}
+REDIRECTS = {"/sparql": "/query"}
 #: The kinds of links each page kind carries (by the first segment of the link's path).
 EMITS = {
     "search": {"method", "collection", "queries", "sparql", "index"},
@@ -53,7 +54,10 @@ EMITS = {
     "dump": {"method", "graph", "dump"},
     "graph": {"paper", "author", "repository", "graph", "task", "method"},
     "queries": {"queries"},
-    "index": {"static"},
+    # the front page: its areas, tasks, datasets and leaderboards, the new bests' papers,
+    # the site feed, the query page and the named queries
+    "index": {"area", "task", "leaderboard", "paper", "feeds", "query", "queries"},
+    "query": {"static", "index", "queries", "feeds"},
     "leaderboard": {"task", "dataset", "paper", "leaderboard"},
 }
 #: The pages at depth 2 are fetched up to this many of each shape of link (kind, path depth,
@@ -66,7 +70,8 @@ MIN_URLS = 900
 
 @pytest.fixture(scope="module")
 def result(readme_store: Path) -> Iterator[Crawl]:
-    config = ServerConfig(base_iri=BASE, workers=2, refresh=0.0)
+    # warmed as `kg serve` is: the site feed (linked from `/`) is made before the crawl
+    config = ServerConfig(base_iri=BASE, workers=2, refresh=0.0, warm=300.0)
     app = create_app(Source(path=readme_store), config)
     with TestClient(app, base_url="http://kg.test") as client:
         yield crawl(client, STARTS.values(), depth=2, last_per_shape=LAST_PER_SHAPE)

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from kg.errors import AmbiguousNameError, ParameterError, UnknownNameError
 from kg.ingest.identity import Iris, pwc_slug
-from kg.query.resolve import KINDS, resolve
+from kg.query.resolve import KINDS, LARGE_KINDS, lookup, resolve
 from kg.rdf.store import GraphStore
 from tests.conftest import BASE, ROOT, run
 
@@ -221,3 +221,15 @@ def test_the_server_takes_names_and_answers_a_miss_with_json(readme_store: Path)
             "/queries/leaderboard/sparql", params={**params, "task": "IMAGE CLASSIFICATION"}
         )
         assert text.status_code == 200 and f"<{BASE}task/image-classification>" in text.text
+
+
+def test_a_pages_lookup_gives_the_thing_or_the_nearest_names(store: GraphStore) -> None:
+    """What a page's path names (kg.serve.not_found): one thing, or "did you mean" names;
+    a large kind (papers) is looked up by its indexes only and offers no nearest names."""
+    noisy = lookup(store, "paper", "1911.04252v2", BASE)
+    assert noisy["thing"]["key"] == "self-training-with-noisy-student-improves"  # type: ignore[index]
+    near = lookup(store, "dataset", "imagenett", BASE)["candidates"]
+    assert f"{BASE}dataset/imagenet" in [c["iri"] for c in near]  # type: ignore[union-attr]
+    assert "paper" in LARGE_KINDS
+    assert lookup(store, "paper", "Self-training with Noisy Studnt", BASE) == {"candidates": []}
+    assert lookup(store, "task", "\x00", BASE) == {"candidates": []}

@@ -83,7 +83,7 @@ def page(browser: Any, server: str) -> Iterator[Any]:
 
 
 def test_the_query_page_runs_queries_and_shows_results(page: Any, server: str) -> None:
-    page.goto(f"{server}/")
+    page.goto(f"{server}/query")
     page.wait_for_selector(".yasqe .CodeMirror")
     # The default query lists papers with their titles.
     page.click(".yasqe_queryButton")
@@ -114,7 +114,7 @@ def test_the_query_page_runs_queries_and_shows_results(page: Any, server: str) -
 
 def test_the_query_page_takes_kgs_usual_prefixes(page: Any, server: str) -> None:
     """`kg:Paper` with no PREFIX line: the editor marks no error and the endpoint answers."""
-    page.goto(f"{server}/")
+    page.goto(f"{server}/query")
     page.wait_for_selector(".yasqe .CodeMirror")
     # a prefix kg does not know is marked ...
     page.eval_on_selector(
@@ -132,7 +132,7 @@ def test_the_query_page_takes_kgs_usual_prefixes(page: Any, server: str) -> None
 
 
 def test_a_syntax_error_shows_the_parsers_message(page: Any, server: str) -> None:
-    page.goto(f"{server}/")
+    page.goto(f"{server}/query")
     page.wait_for_selector(".yasqe .CodeMirror")
     page.eval_on_selector(".yasqe .CodeMirror", "e => e.CodeMirror.setValue('SELECT * WHERE {')")
     page.click(".yasqe_queryButton")
@@ -158,7 +158,7 @@ def test_the_search_box_finds_the_seed_paper(page: Any, server: str) -> None:
     """The query page's search box: typed into, submitted, the hits page lists the seed paper
     first with its marked words; its link leads to the paper's page, whose own search box
     searches again."""
-    page.goto(f"{server}/")
+    page.goto(f"{server}/query")
     page.wait_for_selector("#kg-search-q")
     page.fill("#kg-search-q", "attention is not only a weight")
     page.press("#kg-search-q", "Enter")
@@ -179,7 +179,7 @@ def test_the_search_box_finds_the_seed_paper(page: Any, server: str) -> None:
 def test_a_named_querys_form_runs_and_its_results_link_to_local_pages(
     page: Any, server: str
 ) -> None:
-    page.goto(f"{server}/")
+    page.goto(f"{server}/query")
     page.wait_for_selector(".yasqe .CodeMirror")
     page.select_option("#kg-examples", label="papers-by-author")
     form = page.wait_for_selector("#kg-param-form[data-query='papers-by-author']")
@@ -236,7 +236,7 @@ def test_a_named_querys_form_runs_and_its_results_link_to_local_pages(
 
 
 def test_the_downloads_follow_the_querys_form(page: Any, server: str) -> None:
-    page.goto(f"{server}/")
+    page.goto(f"{server}/query")
     page.wait_for_selector(".yasqe .CodeMirror")
     assert page.is_visible("#kg-downloads a[data-format='csv']")
     assert not page.is_visible("#kg-downloads a[data-format='turtle']")

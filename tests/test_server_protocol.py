@@ -478,7 +478,7 @@ def test_service_description(client: TestClient) -> None:
     browser = client.get(
         "/sparql", headers={"Accept": "text/html,*/*;q=0.8"}, follow_redirects=False
     )
-    assert browser.status_code == 303 and browser.headers["location"] == "/"
+    assert browser.status_code == 303 and browser.headers["location"] == "/query"
 
 
 # --- updates, when allowed --------------------------------------------------------------------
@@ -736,8 +736,8 @@ def test_unknown_entities_are_404(client: TestClient) -> None:
 # --- the page ---------------------------------------------------------------------------------
 
 
-def test_index_page_vendors_yasgui_and_lists_the_named_queries(client: TestClient) -> None:
-    page = client.get("/")
+def test_query_page_vendors_yasgui_and_lists_the_named_queries(client: TestClient) -> None:
+    page = client.get("/query")
     assert page.status_code == 200 and page.headers["content-type"] == "text/html; charset=utf-8"
     assert '<script src="/static/yasgui/yasgui.min.js"></script>' in page.text
     start = page.text.index('id="kg-examples-data">') + len('id="kg-examples-data">')
@@ -754,12 +754,12 @@ def test_index_page_vendors_yasgui_and_lists_the_named_queries(client: TestClien
     assert client.get("/static/kg-page.js").status_code == 200
 
 
-def test_index_page_data_cannot_close_its_script_block(tmp_path: Path, store: GraphStore) -> None:
+def test_query_page_data_cannot_close_its_script_block(tmp_path: Path, store: GraphStore) -> None:
     text = Path("queries/papers-by-title.rq").read_text(encoding="utf-8")
     hostile = text.replace("#+ summary: ", "#+ summary: </script><script>alert(1)</script> ", 1)
     (tmp_path / "hostile.rq").write_text(hostile, encoding="utf-8")
     with client_for(store, workers=1, queries_dir=tmp_path) as c:
-        page = c.get("/").text
+        page = c.get("/query").text
         assert page.count("</script>") == 4  # the data block's own end and the three scripts
         assert "<\\/script><script>alert(1)<\\/script>" in page
 

@@ -135,6 +135,15 @@ def serve(
         ),
     ] = 32,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No access log.")] = False,
+    warm: Annotated[
+        float,
+        typer.Option(
+            min=0,
+            help="Seconds spent at start-up, before accepting requests, preparing what first "
+            "pages need (similarity index, site feed, front page); the rest goes on in the "
+            "background (0: none).",
+        ),
+    ] = 60.0,
     max_memory_mb: Annotated[
         int | None,
         typer.Option(
@@ -145,8 +154,9 @@ def serve(
         ),
     ] = None,
 ) -> None:
-    """Serve the graph over HTTP: SPARQL 1.1 Protocol at /sparql, a query page at /,
-    named queries at /queries, and Linked Data pages for entity IRIs (/paper/<slug> …).
+    """Serve the graph over HTTP: SPARQL 1.1 Protocol at /sparql, a front page at /, a query
+    page at /query, named queries at /queries, and Linked Data pages for entity IRIs
+    (/paper/<slug> …).
 
     Read-only unless --allow-update. Each query runs in a worker process with its own
     snapshot of the store; new ingests become visible within --refresh seconds (or at
@@ -183,6 +193,7 @@ def serve(
         body_timeout=body_timeout,
         client_workers=client_workers,
         client_queue=client_queue,
+        warm=warm,
     )
     app = create_app(source, config)
     protocol, _ = guarded_protocol(

@@ -115,6 +115,14 @@ def _values(iris: Sequence[str]) -> str:
     return " ".join(f"<{iri}>" for iri in iris)
 
 
+def prepare(store: GraphStore) -> bool:
+    """Make (or load) the lists' order now, so that no page waits for it (a server's
+    warm-up, once the matrix is kept: `cache.similarity_index` keeps it); whether the lists
+    can be drawn from the matrix."""
+    loaded = cache.kept(store)
+    return loaded is not None and cache.keep_order(store, loaded, _order_of(store)) is not None
+
+
 def item_papers(
     store: GraphStore, relation: str, item: str, offset: int, limit: int
 ) -> dict[str, Any] | None:

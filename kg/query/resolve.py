@@ -145,12 +145,17 @@ def _by_literal(source: Source, kind: Kind, predicate: str, value: str, base: st
     return _things(source, kind, [r[0] for r in rows if r[0]], base)
 
 
-def _by_label(source: Source, kind: Kind, text: str, base: str) -> list[Thing]:
-    """Things of `kind` with a name or label equal to `text`, ignoring case and spacing."""
+def _by_label(
+    source: Source, kind: Kind, text: str, base: str, *, scan: bool = True
+) -> list[Thing]:
+    """Things of `kind` with a name or label equal to `text`, ignoring case and spacing
+    (without `scan`, only the exact spelling: index lookups, no pass over every name)."""
     for predicate in kind.labels:  # the exact spelling first: an index lookup
         exact = _by_literal(source, kind, predicate, text, base)
         if exact:
             return exact
+    if not scan:
+        return []
     wanted = " ".join(text.split()).casefold()
     hits: list[str] = []
     for iri, label in _names(source, kind):
@@ -233,8 +238,11 @@ def _check_text(text: str, kind: Kind, parameter: str | None) -> str:
     return value
 
 
-def candidates(source: Source, kind_name: str, text: str, base_iri: str) -> list[Thing]:
-    """Every thing `text` may name, by the first step that finds any (see the module doc)."""
+def candidates(
+    source: Source, kind_name: str, text: str, base_iri: str, *, scan: bool = True
+) -> list[Thing]:
+    """Every thing `text` may name, by the first step that finds any (see the module doc;
+    without `scan`, step 4 takes only the exact spelling)."""
     kind = kind_of(kind_name)
     iris = Iris(base_iri)
     value = text.strip()
@@ -253,7 +261,7 @@ def candidates(source: Source, kind_name: str, text: str, base_iri: str) -> list
             hits = _by_literal(source, kind, KG.pwcSlug, slug, iris.base)
             if hits:
                 return hits
-    return _by_label(source, kind, value, iris.base)
+    return _by_label(source, kind, value, iris.base, scan=scan)
 
 
 def near(
@@ -314,6 +322,33 @@ def resolve(
         parameter=param,
         candidates=tuple(t.iri for t in close),
     )
+
+
+#: Kinds too many to read every name of for a page's miss (576,261 papers in the archive):
+#: their paths resolve by index lookups alone and offer no nearest names.
+LARGE_KINDS = frozenset({"paper", "author", "repository"})
+
+
+def lookup(source: Source, kind: str, text: str, base_iri: str) -> dict[str, object]:
+    """What a page's path names, as plain data that crosses a process boundary: {"thing":
+    {iri, key, label}} when `text` names one thing of `kind`, else {"candidates": [...]}
+    (the things it may name, or the nearest ones: a page's "did you mean"). Any path may
+    ask, so a kind in `LARGE_KINDS` is looked up by its indexes only."""
+    try:
+        value = _check_text(text, kind_of(kind), None)
+    except ParameterError:
+        return {"candidates": []}
+    small = kind not in LARGE_KINDS
+    found = candidates(source, kind, value, base_iri, scan=small)
+    if len(found) == 1:
+        return {"thing": _plain(found[0])}
+    if not found and small:
+        found = near(source, kind, value, base_iri)
+    return {"candidates": [_plain(t) for t in found[:CANDIDATES]]}
+
+
+def _plain(thing: Thing) -> dict[str, str | None]:
+    return {"iri": thing.iri, "key": thing.key, "label": thing.label}
 
 
 # --- metrics: names, not things ------------------------------------------------------------

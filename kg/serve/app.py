@@ -10,7 +10,17 @@
   the counts per class (JSON; a page for browsers), read from
   the index beside the store (kg.search); SPARQL's kg search blocks are expanded to VALUES
   in the worker that runs the query, under its limits (`KgServer._uses_search`).
-* `/`: a YASGUI query page (vendored under kg/serve/static, so it works offline).
+* `/`: the front page (kg.serve.home): areas, tasks, the most-used benchmarks, the newest
+  new bests, a search box and what the graph holds.
+* `/query`: a YASGUI query page (vendored under kg/serve/static, so it works offline).
+* A path that names nothing here, but whose name the resolver (kg.query.resolve) reads as
+  one thing (`/paper/arxiv/1911.04252`, `/task/Image%20Classification`), is redirected to
+  that thing's page; a miss is a 404 with the nearest names ("did you mean"): a page for
+  browsers, JSON for clients (`not_found`).
+
+At start-up (`ServerConfig.warm`) the workers load or make what a first paper page needs
+(the similarity index, the suggestion model, the lists' order) and the server makes the
+site feed and the front page, so that a first request is as fast as a later one.
 
 Every query runs in a `QueryPool` worker process, off the event loop, under the time and
 size limits; the answer is sent only once complete, so a failure is always an error status.
@@ -65,8 +75,10 @@ from kg.resources import static_dir
 from kg.serve import (
     conneg,
     feeds,
+    home,
     leaderboards,
     linked_data,
+    not_found,
     pages,
     query_page,
     search_page,
@@ -75,7 +87,7 @@ from kg.serve import (
 )
 from kg.serve.mcp import LazyMcp
 from kg.serve.pool import CLIENT, QueryJob, QueryPool, Source
-from kg.serve.render import JsonResponse, render
+from kg.serve.render import JsonResponse, query_string, render
 
 if TYPE_CHECKING:
     from kg.search import StoreSearch
@@ -124,6 +136,10 @@ class ServerConfig:
     #: how many more of its queries may wait for one; past that, 503 at once.
     client_workers: int | None = None
     client_queue: int = 32
+    #: Seconds the server may spend at start-up, before it accepts requests, preparing what
+    #: first requests would otherwise make (`KgServer.warm_up`); 0: no warm-up. What is
+    #: not ready by then goes on while the server answers.
+    warm: float = 0.0
 
     @property
     def guard_network(self) -> bool:
@@ -262,6 +278,10 @@ class KgServer:
         #: whole store (tasks-in-area: 215 ms of CPU at archive scale 0.1) is run once a
         #: store version, as leaderboards are.
         self.query_pages: leaderboards.BoardCache[str] = leaderboards.BoardCache()
+        #: The feeds of new bests made at this store version (kg.serve.feeds).
+        self.feeds = feeds.Feeds(config.base_iri)
+        #: The warm-up's task while it runs (kg serve's /health says so).
+        self.warming: asyncio.Task[None] | None = None
 
     # -- life cycle ----------------------------------------------------------------------------
     def load_queries(self) -> None:
@@ -305,6 +325,13 @@ class KgServer:
             yield
             return
         self.pool = pool
+        rewarm: asyncio.Task[None] | None = None
+        if self.config.warm > 0:
+            self.warming = asyncio.create_task(self.warm_up())
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self.warming), self.config.warm)
+            if self.source.on_disk and self.config.refresh > 0:
+                rewarm = asyncio.create_task(self._rewarm(pool))
         if self.on_ready is not None:
             self.on_ready(self)
         loop = asyncio.get_running_loop()
@@ -318,8 +345,47 @@ class KgServer:
         finally:
             if hangup:
                 loop.remove_signal_handler(signal.SIGHUP)
+            for task in (rewarm, self.warming):
+                if task is not None and not task.done():
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError, KgError):
+                        await task
             self.pool = None
             await pool.close()
+
+    async def _rewarm(self, pool: QueryPool) -> None:
+        """Warm up again whenever the pool moves to a new version of the store (an ingest,
+        seen within --refresh seconds), so that its first requests are fast too."""
+        seen = pool.generation
+        while True:
+            await asyncio.sleep(self.config.refresh)
+            if pool.generation != seen and self.warming is None:
+                seen = pool.generation
+                self.warming = asyncio.create_task(self.warm_up())
+
+    async def warm_up(self) -> None:
+        """Make what first requests would: one worker loads or builds the similarity index,
+        the suggestion model and the lists' order beside the store (kg.graph.cache) while
+        others make the site feed; then every worker loads them, and the front page is made.
+        A failure leaves it to the first request that needs it (which reports it)."""
+        from kg.serve.similar import GRAPH_TIMEOUT
+
+        pool = self.running
+        try:
+            await asyncio.gather(
+                pool.graph("warm", GRAPH_TIMEOUT),
+                self.feeds.get(pool, timeout=GRAPH_TIMEOUT),
+                return_exceptions=True,
+            )
+            await asyncio.gather(
+                *(pool.graph("warm", GRAPH_TIMEOUT) for _ in range(pool.size)),
+                return_exceptions=True,
+            )
+            await self._home_page(GRAPH_TIMEOUT)
+        except KgError:
+            pass
+        finally:
+            self.warming = None
 
     def _mcp_app(self) -> tuple[Any, Any]:
         """The MCP server at /mcp (kg.serve.mcp), its tools run in this server's pool under
@@ -534,7 +600,7 @@ class KgServer:
         accept = request.headers.get("accept")
         media_type = conneg.choose(params.all(_FORMAT_PARAM), accept, conneg.PAGE_OFFERS)
         if media_type == conneg.HTML:
-            return RedirectResponse("/", status_code=303)
+            return RedirectResponse("/query", status_code=303)
         if media_type is None:
             return _error(
                 406, f"the service description is offered as {conneg.offered(conneg.GRAPH_OFFERS)}"
@@ -620,7 +686,25 @@ class KgServer:
             {**q.as_json(), "url": f"/queries/{q.name}", "sparql": q.sparql}
             for q in self.queries.values()
         ]
-        return JsonResponse(items)
+        if _wants_html(request):
+            listed = [
+                {
+                    "name": q.name,
+                    "summary": q.summary,
+                    "href": f"/queries/{q.name}"
+                    + query_string({p.name: p.example for p in q.params if p.example}),
+                    "params": [{"name": p.name, "kind": p.describe()} for p in q.params],
+                }
+                for q in self.queries.values()
+            ]
+            body = render(
+                "queries.html",
+                title="named queries",
+                queries=listed,
+                sources=await self._store_sources(),
+            )
+            return _page(body, vary=True)
+        return JsonResponse(items, headers={"Vary": "Accept"})
 
     def _named_values(self, request: Request) -> tuple[NamedQuery, Params, dict[str, str]]:
         name = request.path_params["name"]
@@ -809,6 +893,40 @@ class KgServer:
         data = data.replace("</", "<\\/").replace("<!--", "<\\!--")
         return template.replace("{{EXAMPLES_JSON}}", data)
 
+    async def _home_page(self, timeout: float | None = None) -> str:
+        """The front page, made once a store version (kg.serve.home; `timeout`: its
+        queries' seconds instead of the pool's, for the warm-up)."""
+        pool = self.running
+        key = (pool.generation, "", "home")
+        body = self.query_pages.get(key)
+        if body is None:
+
+            async def site_feed() -> Any:
+                try:
+                    return await self.feeds.get(pool)
+                except KgError:
+                    return None  # the page shows the rest; /feeds/sota.atom says what failed
+
+            found = await home.context(pool, self.config.base_iri, site_feed(), timeout)
+            body = render("home.html", found)
+            self.query_pages.put(key, body)
+        return body
+
+    async def tasks(self, request: Request) -> Response:
+        """Every task, by area (kg.serve.home.tasks_context), made once a store version."""
+        pool = self.running
+        key = (pool.generation, "", "tasks")
+        body = self.query_pages.get(key)
+        if body is None:
+            body = render("tasks.html", await home.tasks_context(pool, self.config.base_iri))
+            self.query_pages.put(key, body)
+        return _page(body)
+
+    async def home(self, request: Request) -> Response:
+        if "query" in request.query_params:  # an older link to the query page at /
+            return RedirectResponse("/query?" + request.url.query, status_code=301)
+        return _page(await self._home_page())
+
     async def index(self, request: Request) -> Response:
         return Response(
             self.index_html,
@@ -831,6 +949,7 @@ class KgServer:
                 "completed": stats.completed,
                 "timeouts": stats.timeouts,
                 "replaced": stats.replaced,
+                "warming": self.warming is not None,
             }
         )
 
@@ -843,9 +962,59 @@ def as_query_parameter(parameter: Param) -> str:
     return parameter.name
 
 
+def _page(body: str, *, status: int = 200, vary: bool = False) -> Response:
+    """A page of the site (a template's HTML): no script, nothing loaded from elsewhere."""
+    headers = {"Content-Security-Policy": _PAGE_CSP, "X-Content-Type-Options": "nosniff"}
+    if vary:
+        headers["Vary"] = "Accept"
+    return Response(
+        body, status_code=status, media_type="text/html; charset=utf-8", headers=headers
+    )
+
+
+def _wants_html(request: Request) -> bool:
+    return not_found.wants_html(request)
+
+
+async def _not_found(request: Request, message: str, exc: Exception | None = None) -> Response:
+    """A GET of a path that names nothing: a redirect to what the resolver reads it as, or a
+    404 with the nearest names (kg.serve.not_found): a page for browsers, JSON for clients
+    when there are names to offer (as a miss of a query's parameter), else text."""
+    server: KgServer = request.app.state.server
+    raw = (request.scope.get("raw_path") or request.url.path.encode()).decode("latin-1")
+    found = not_found.Nearest()
+    if server.pool is not None:
+        found = await not_found.nearest(server.pool, server.config.base_iri, raw)
+    if found.redirect is not None:
+        query = request.url.query
+        return RedirectResponse(found.redirect + (f"?{query}" if query else ""), status_code=302)
+    named = isinstance(exc, UnknownNameError | AmbiguousNameError)
+    if named and not found.candidates:
+        assert isinstance(exc, UnknownNameError | AmbiguousNameError)
+        base = server.config.base_iri
+        found.candidates = [
+            {"href": linked_data.local_href(c, base), "label": c.removeprefix(base), "iri": c}
+            for c in exc.candidates
+        ]
+    if _wants_html(request):
+        sources = await server._store_sources() if server.pool is not None else []
+        return _page(not_found.page(message, found, sources), status=404, vary=True)
+    if named or found.candidates:
+        assert exc is None or isinstance(exc, KgError)
+        body = {
+            "error": message,
+            "parameter": exc.parameter.name if named and exc and exc.parameter else None,
+            "candidates": [str(c["iri"]) for c in found.candidates],
+        }
+        return JsonResponse(body, status_code=404, headers={"Vary": "Accept"})
+    return _error(404, message, {"Vary": "Accept"})
+
+
 async def _kg_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, KgError)
     message = _one_line(exc.worded(as_query_parameter))
+    if isinstance(exc, NotFoundError) and request.method in ("GET", "HEAD"):
+        return await _not_found(request, message, exc)
     if isinstance(exc, UnknownNameError | AmbiguousNameError):  # a name that names no one thing
         body = {
             "error": message,
@@ -859,6 +1028,8 @@ async def _kg_error(request: Request, exc: Exception) -> Response:
 
 async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
+    if exc.status_code == 404 and request.method in ("GET", "HEAD"):
+        return await _not_found(request, f"{request.url.path} names nothing here")
     return _error(exc.status_code, str(exc.detail), exc.headers)
 
 
@@ -886,7 +1057,9 @@ def create_app(source: Source, config: ServerConfig) -> Starlette:
         )
     server = KgServer(source, config)
     routes = [
-        Route("/", server.index, methods=["GET"]),
+        Route("/", server.home, methods=["GET"]),
+        Route("/query", server.index, methods=["GET"]),
+        Route("/tasks", server.tasks, methods=["GET"]),
         Route("/sparql", server.sparql, methods=["GET", "POST"]),
         Route("/update", server.update, methods=["POST"]),
         Route("/queries", server.query_list, methods=["GET"]),
@@ -900,7 +1073,7 @@ def create_app(source: Source, config: ServerConfig) -> Starlette:
         # /leaderboard/{task}/{dataset}; before the entity routes, which answer its RDF forms.
         *leaderboards.routes(lambda: server.running, config.base_iri, server.entity),
         # Atom feeds of new bests (kg/serve/feeds.py): before the entity routes too.
-        *feeds.routes(lambda: server.running, config.base_iri, config.public_base),
+        *feeds.routes(lambda: server.running, config.base_iri, config.public_base, server.feeds),
         Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static"),
         *(
             Route(f"/{kind}/{{rest:path}}", server.entity, methods=["GET"])

@@ -24,24 +24,59 @@ from kg.errors import NotFoundError, ParameterError
 from kg.query.feeds import Feed, NewBest, Scope, feed, feed_queries
 from kg.query.leaderboard import RESULTS, SOURCE, json_number
 from kg.query.named import sparql_term
-from kg.rdf.results import AskResult, SelectResult, Term
+from kg.rdf.results import SelectResult, Term
 from kg.rdf.vocab import KG_NS
+from kg.serve import conneg
 from kg.serve.leaderboards import BoardCache, sources_line
 from kg.serve.linked_data import iri_for_path, local_href
 from kg.serve.pool import QueryPool
 from kg.serve.render import query_string, render
-from kg.serve.story import page_number
+from kg.serve.story import page_number, rows_of, text_of
 
 MEDIA_TYPE = "application/atom+xml; charset=utf-8"
 SUFFIX = "/sota.atom"
 CACHED_FEEDS = 32
 _CLASSES = {"task": "Task", "dataset": "Dataset"}
+RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
+#: The stylesheet a browser shows a feed with (static/feed.css: CSS, as browsers no longer
+#: all run XSLT).
+STYLESHEET = "/static/feed.css"
 
 
 def feed_href(iri: str, base: str) -> str | None:
     """The path of a task's or a dataset's feed."""
     href = local_href(iri, base)
     return href + SUFFIX if href else None
+
+
+def media_type(accept: str | None) -> str:
+    """The feed's Content-Type: Atom for feed readers (and clients that ask for nothing in
+    particular); XML for a browser, which shows Atom as plain text but XML with the feed's
+    stylesheet.
+
+    >>> media_type("text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8")
+    'application/xml; charset=utf-8'
+    >>> media_type(None) == media_type("application/atom+xml") == MEDIA_TYPE
+    True
+    """
+    offers = (
+        conneg.Offer("application/atom+xml"),
+        conneg.Offer("application/xml"),
+        conneg.HTML_OFFER,
+    )
+    chosen = conneg.negotiate(accept, offers)
+    if chosen in (None, "application/atom+xml"):
+        return MEDIA_TYPE
+    return "application/xml; charset=utf-8"
+
+
+def label_query(iri: str, scope: Scope) -> str:
+    """The task's or dataset's label (one row if it is one, none if not)."""
+    term = sparql_term(Term("uri", iri))
+    return (
+        f"SELECT ?label WHERE {{ {term} a <{KG_NS}{_CLASSES[scope]}> . "
+        f"OPTIONAL {{ {term} <{RDFS_LABEL}> ?label }} }} ORDER BY ?label LIMIT 1"
+    )
 
 
 def _timestamp(date: str | None) -> str:
@@ -106,6 +141,7 @@ def feed_context(
     licences = dict.fromkeys(s.licence for s in found.sources if s.licence)
     links += [("license", licence) for licence in licences]
     return {
+        "stylesheet": STYLESHEET,
         "feed": {
             "id": f"{found.about or base + 'feeds/sota'}{'/sota.atom' if found.about else ''}",
             "title": title,
@@ -119,19 +155,58 @@ def feed_context(
     }
 
 
-async def fetch(pool: QueryPool, base: str, scope: Scope, about: str | None) -> Feed:
-    """The feed, its two queries run in the worker pool at once."""
+async def fetch(
+    pool: QueryPool, base: str, scope: Scope, about: str | None, timeout: float | None = None
+) -> Feed:
+    """The feed, its two queries run in the worker pool at once (`timeout`: seconds
+    instead of the pool's)."""
     bindings: dict[str, Term] = {scope: Term("uri", about)} if about is not None else {}
     texts = feed_queries(bindings)
-    results, source = await asyncio.gather(pool.result(texts[RESULTS]), pool.result(texts[SOURCE]))
+    results, source = await asyncio.gather(
+        pool.result(texts[RESULTS], timeout=timeout), pool.result(texts[SOURCE], timeout=timeout)
+    )
     assert isinstance(results, SelectResult) and isinstance(source, SelectResult)
     return feed(scope, about, base, results, source)
 
 
-def routes(running: Callable[[], QueryPool], base: str, public_base: str | None) -> list[Route]:
-    """The feeds' routes, over the server's running pool and its base IRI; before the entity
-    routes, which would take `/task/…/sota.atom` for an entity."""
-    cache: BoardCache[Feed] = BoardCache(CACHED_FEEDS)
+class Feeds:
+    """The feeds made at each store version, kept while it stays the same; one making of a
+    feed at a time (a request that comes while the start-up warm-up makes the site's feed
+    waits for it rather than making it again)."""
+
+    def __init__(self, base: str) -> None:
+        self.base = base
+        self.cache: BoardCache[Feed] = BoardCache(CACHED_FEEDS)
+        self._making: dict[tuple[int, str, str], asyncio.Task[Feed]] = {}
+
+    async def get(
+        self,
+        pool: QueryPool,
+        scope: Scope = "all",
+        about: str | None = None,
+        timeout: float | None = None,
+    ) -> Feed:
+        """The feed of `scope` (`about` names the task or dataset), made once a version
+        (`timeout`: its queries' seconds, for the warm-up; a request keeps the pool's)."""
+        key = (pool.generation, scope, about or "")
+        found = self.cache.get(key)
+        if found is not None:
+            return found
+        task = self._making.get(key)
+        if task is None:
+            task = asyncio.create_task(fetch(pool, self.base, scope, about, timeout))
+            self._making[key] = task
+            task.add_done_callback(lambda _: self._making.pop(key, None))
+        found = await asyncio.shield(task)
+        self.cache.put(key, found)
+        return found
+
+
+def routes(
+    running: Callable[[], QueryPool], base: str, public_base: str | None, feeds: Feeds
+) -> list[Route]:
+    """The feeds' routes, over the server's running pool, its base IRI and its feeds; before
+    the entity routes, which would take `/task/…/sota.atom` for an entity."""
 
     async def answer(request: Request, scope: Scope, about: str | None, title: str) -> Response:
         unknown = [k for k in request.query_params if k != "page"]
@@ -141,20 +216,15 @@ def routes(running: Callable[[], QueryPool], base: str, public_base: str | None)
         if len(pages) > 1:
             raise ParameterError("parameter 'page' is given more than once")
         number = page_number(pages[0] if pages else None)
-        pool = running()
-        key = (pool.generation, scope, about or "")
-        found = cache.get(key)
-        if found is None:
-            found = await fetch(pool, base, scope, about)
-            cache.put(key, found)
+        found = await feeds.get(running(), scope, about)
         site = (public_base or str(request.base_url)).rstrip("/")
         page = local_href(about, base) if about else "/"
         path = request.url.path
         context = feed_context(found, number, site, base, title, path, page)
         return Response(
             render("sota.atom", context),
-            media_type=MEDIA_TYPE,
-            headers={"X-Content-Type-Options": "nosniff"},
+            media_type=media_type(request.headers.get("accept")),
+            headers={"X-Content-Type-Options": "nosniff", "Vary": "Accept"},
         )
 
     async def everything(request: Request) -> Response:
@@ -171,12 +241,11 @@ def routes(running: Callable[[], QueryPool], base: str, public_base: str | None)
             sparql_term(term)
         except ParameterError:
             raise NotFoundError(f"{iri} is no IRI kg could hold") from None
-        ask = f"ASK {{ {sparql_term(term)} a <{KG_NS}{_CLASSES[scope]}> }}"
-        known = await running().result(ask)
-        if not (isinstance(known, AskResult) and known.value):
+        known = rows_of(await running().result(label_query(iri, scope)))
+        if not known:
             raise NotFoundError(f"the graph holds no {scope} {iri}: no feed")
-        key = iri.removeprefix(f"{base}{scope}/")
-        return await answer(request, scope, iri, f"kg: new bests on the {scope} {key}")
+        name = text_of(known[0], "label") or iri.removeprefix(f"{base}{scope}/")
+        return await answer(request, scope, iri, f"kg: new bests on {name}")
 
     return [
         Route("/feeds/sota.atom", everything, methods=["GET"]),

@@ -21,7 +21,7 @@ from urllib.parse import quote
 from kg.errors import ParameterError
 from kg.query.named import sparql_term
 from kg.rdf.results import SelectResult, Term
-from kg.rdf.vocab import PREFIXES, RDF_NS, XSD, shortener
+from kg.rdf.vocab import PREFIXES, RDF_NS, shortener
 
 #: First path segments of kg's instance IRIs that resolve at the server.
 KINDS = (
@@ -264,12 +264,9 @@ class Labeller:
             return self.link(term.value)
         if term.kind == "bnode":
             return {"bnode": term.value}
-        note = None
-        if term.lang:
-            note = f"@{term.lang}"
-        elif term.datatype and term.datatype != XSD.string:
-            note = self.short(term.datatype)
-        return {"text": term.value, "note": note}
+        # A language tag is shown; a datatype (xsd:date, xsd:decimal) is not: a reader
+        # sees the value, and the RDF forms of the page carry the type.
+        return {"text": term.value, "note": f"@{term.lang}" if term.lang else None}
 
     def table(self, triples: Iterable[Triple]) -> list[dict[str, object]]:
         """One row per property, its values in order: [{property, values}]."""

@@ -340,6 +340,23 @@ def _graph_call(store: GraphStore, name: str, kwargs: dict[str, Any]) -> Any:
 
         listed = getattr(lists, name)
         return store.reading(lambda: listed(store, **kwargs))
+    if name == "warm":  # what a first paper or list page would make (kg.serve.app warm-up)
+        from kg.graph import lists
+
+        def run_warm() -> dict[str, bool]:
+            cache.similarity_index(store, "all", "idf")
+            try:
+                cache.suggest_model(store, on_request=True)
+                suggest_ready = True
+            except KgError:  # not trained ahead and too large to train here: pages say so
+                suggest_ready = False
+            return {"suggest": suggest_ready, "order": lists.prepare(store)}
+
+        return store.reading(run_warm)
+    if name == "lookup":  # a path's name -> the thing, or the near ones (kg.query.resolve)
+        from kg.query.resolve import lookup
+
+        return store.reading(lambda: lookup(store, **kwargs))
     if name == "resolve":  # a named query's names, slugs and ids -> IRIs (kg.query.resolve)
         from kg.query.resolve import resolved_reply
 
@@ -926,12 +943,14 @@ class QueryPool:
         substitutions: Mapping[str, Term] | None = None,
         limit: int | None = None,
         search_bindings: Mapping[str, Term] | None = None,
+        timeout: float | None = None,
     ) -> QueryResult:
         """Run a query and return its result as kg objects (for pages built from rows).
         With `search_bindings` (a mapping, possibly empty), its kg search blocks are
-        expanded first, in the worker."""
+        expanded first, in the worker. `timeout`: seconds instead of the pool's (the
+        start-up warm-up's queries, which no client waits for)."""
         result: QueryResult = await self._run(
-            "result", (sparql, substitutions, limit, search_bindings)
+            "result", (sparql, substitutions, limit, search_bindings), timeout
         )
         return result
 

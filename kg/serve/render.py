@@ -36,7 +36,32 @@ _ALLOWED_TAGS = frozenset(
         "tbody", "td", "th", "thead", "tr", "ul",
     }
 )  # fmt: skip
-_ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "td": {"align"}, "th": {"align"}}
+#: MathML (what latex2mathml writes for the descriptions' `$…$`), shown natively by browsers.
+_MATH_TAGS = frozenset(
+    {
+        "math", "mi", "mn", "mo", "ms", "mtext", "mspace", "mrow", "mfrac", "msqrt", "mroot",
+        "msub", "msup", "msubsup", "munder", "mover", "munderover", "mtable", "mtr", "mtd",
+        "mstyle", "mpadded", "mphantom", "menclose", "semantics", "annotation",
+    }
+)  # fmt: skip
+_ALLOWED_TAGS = _ALLOWED_TAGS | _MATH_TAGS
+_ALLOWED_ATTRIBUTES = {
+    "a": {"href", "title"},
+    "td": {"align"},
+    "th": {"align"},
+    "math": {"display", "xmlns"},
+    "mi": {"mathvariant"},
+    "mo": {"stretchy", "fence", "separator", "form", "largeop", "movablelimits", "accent"},
+    "mstyle": {"displaystyle", "scriptlevel", "mathvariant"},
+    "mover": {"accent"},
+    "munder": {"accentunder"},
+    "mfrac": {"linethickness"},
+    "mspace": {"width"},
+    "mtable": {"columnalign", "rowspacing", "columnspacing"},
+    "mtd": {"columnalign", "columnspan", "rowspan"},
+    "menclose": {"notation"},
+    "annotation": {"encoding"},
+}
 _URL_SCHEMES = frozenset({"http", "https", "mailto"})
 _SPACE = re.compile(r"\s+")
 
@@ -44,10 +69,40 @@ _SPACE = re.compile(r"\s+")
 @lru_cache(maxsize=1)
 def _markdown() -> MarkdownIt:
     from markdown_it import MarkdownIt
+    from mdit_py_plugins.dollarmath import dollarmath_plugin
 
     # The dumps' descriptions hold some raw HTML (`<span class="description-source">`): it
     # passes through markdown-it, and the sanitiser keeps only the allowed tags' text.
-    return MarkdownIt("commonmark", {"html": True, "linkify": False}).enable("table")
+    # Their TeX (`$\mathcal{H}(x)$`, `$$…$$`) becomes MathML; a `$` with a space or a digit
+    # beside it (prices, "$5 and $10") stays text.
+    md = MarkdownIt("commonmark", {"html": True, "linkify": False}).enable("table")
+    md.use(
+        dollarmath_plugin,
+        allow_labels=False,
+        allow_space=False,
+        allow_digits=False,
+        double_inline=True,
+        renderer=math,
+    )
+    return md
+
+
+def math(tex: str, options: Mapping[str, Any] | None = None) -> str:
+    r"""TeX as MathML (inline, or a block when `options` says `display_mode`); TeX that
+    latex2mathml cannot read stays as its text, escaped, in `<code>`.
+
+    >>> math("K").removeprefix("<math xmlns=\"http://www.w3.org/1998/Math/MathML\" ")
+    'display="inline"><mrow><mi>K</mi></mrow></math>'
+    >>> math("\\frac")
+    '<code>\\frac</code>'
+    """
+    from latex2mathml.converter import convert
+
+    display = "block" if (options or {}).get("display_mode") else "inline"
+    try:
+        return str(convert(tex, display=display))
+    except Exception:  # any TeX it cannot read (its errors have no common base)
+        return f"<code>{escape(tex)}</code>"
 
 
 def _sanitise(fragment: str, tags: frozenset[str] = _ALLOWED_TAGS) -> str:
