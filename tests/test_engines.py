@@ -375,7 +375,9 @@ def test_named_query_answers_as_locally(
                 outcome, detail = "differs", f"{params}: answered where kg refuses: {exc}"
                 break
             except AssertionError as refused:
-                if str(exc).split(";")[0] not in str(refused):
+                # (the library's message names its parameter as a placeholder the face fills)
+                said = str(exc).split(";")[0].replace("{parameter}", "").strip()
+                if said not in str(refused):
                     outcome, detail = "error", f"{params}: {refused}"
                     break
             continue

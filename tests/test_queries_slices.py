@@ -199,12 +199,16 @@ def test_leaderboard_ranks_a_real_table_numerically(
         dataset="imagenet",
         metric="top 1 accuracy",
     )
-    assert sorted((r[0], r[2]) for r in got) == sorted(found)
+    # columns: rank, model, value (as published), date, paper, title
+    assert sorted((r[1], r[2]) for r in got) == sorted(found)
     numbers = [metric_value(r[2]).number for r in got]
     parsed = [float(n) for n in numbers if n is not None]
     assert parsed == sorted(parsed, reverse=True) and len(parsed) > 150
     assert numbers[len(parsed) :] == [None] * (len(numbers) - len(parsed))  # unparsed last
-    assert got[0][:3] == ("FixEfficientNet-L2", "88.5", "88.5%")
+    assert got[0][:3] == ("1", "FixEfficientNet-L2", "88.5%")
+    assert [r[0] for r in got[: len(parsed)]] == [  # equal values share a rank
+        str(1 + sum(1 for q in parsed if q > n)) for n in parsed
+    ]
 
 
 def test_provenance_of_a_real_method_names_its_dump(store: GraphStore) -> None:

@@ -26,7 +26,7 @@ from kg.ingest.aliases import PaperAliases
 from kg.ingest.dumps import DUMP_KINDS
 from kg.ingest.identity import Iris
 from kg.ingest.manifest import read_manifest
-from kg.ingest.mapping import Context, Kind, Mapped, map_record, web_iri
+from kg.ingest.mapping import WEB_SCHEMES, Context, Kind, Mapped, map_record, web_iri
 from kg.ingest.reader import Item, ReadPosition, expand, gzip_date, read_items
 from kg.ingest.values import iso_date
 from kg.rdf.store import COMPACT_FROM, Compaction, GraphStore
@@ -149,11 +149,12 @@ def _option_iri(value: str | None, name: str) -> str | None:
 
 
 def _manifest_iri(value: str | None) -> str | None:
-    """An IRI a manifest gives, when it is one (a manifest is input like any other)."""
+    """An IRI a manifest gives, when it is one (a manifest is input like any other); a file
+    URL too, since `kg fetch` reads a local mirror through one."""
     if not value:
         return None
     try:
-        return web_iri(value, "manifest")
+        return web_iri(value, "manifest", WEB_SCHEMES | {"file"})
     except RecordError:
         return None
 

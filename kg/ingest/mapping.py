@@ -163,7 +163,7 @@ def code_link_key(ref: RepoRef) -> str:
 WEB_SCHEMES = frozenset({"http", "https", "ftp"})
 
 
-def web_iri(value: str, where: str) -> str:
+def web_iri(value: str, where: str, schemes: frozenset[str] = WEB_SCHEMES) -> str:
     """A URL from the data as a safe absolute IRI, or a RecordError naming the field.
 
     >>> web_iri("https://arxiv.org/abs/2004.10102", "url_abs")
@@ -178,10 +178,11 @@ def web_iri(value: str, where: str) -> str:
     if not is_absolute_iri(text):
         raise RecordError(f"{text[:80]!r} is not an absolute URL", field=where)
     scheme = text.split(":", 1)[0].lower()
-    if scheme not in WEB_SCHEMES:
+    if scheme not in schemes:
+        kept = sorted(schemes)
         raise RecordError(
             f"{text[:80]!r} is not a web URL (its scheme is {scheme[:20] + ':'!r}; kg keeps "
-            f"{', '.join(sorted(WEB_SCHEMES)[:-1])} and {sorted(WEB_SCHEMES)[-1]} links)",
+            f"{', '.join(kept[:-1])} and {kept[-1]} links)",
             field=where,
         )
     target = safe_iri(text)
