@@ -135,10 +135,13 @@ def math_text(text: str | None) -> Markup:
 
 
 #: TeX's font commands, whose argument keeps its letters in that font.
-_TEX_FONT = re.compile(
-    r"\\(mathcal|mathscr|mathbb|mathbf|mathfrak|mathsf|mathit|mathrm|boldsymbol|bm|"
-    r"text|textbf|textit|textrm|operatorname)\s*\{([^{}$]*)\}"
+_FONTS = (
+    "mathcal|mathscr|mathbb|mathbf|mathfrak|mathsf|mathit|mathrm|boldsymbol|bm|"
+    "text|textbf|textit|textrm|operatorname"
 )
+_TEX_FONT = re.compile(rf"\\({_FONTS})\s*\{{([^{{}}$]*)(?:\}}|$)")  # a snippet may end inside
+#: a snippet that starts just after the backslash of a font command
+_CUT_FONT = re.compile(rf"^({_FONTS})(?=\{{)")
 _TEX_SIZING = re.compile(r"\\(left|right|[bB]igg?[lr]?|middle|displaystyle|limits)\b\s*")
 _TEX_COMMAND = re.compile(r"\\([A-Za-z]+)\s?|\\([^A-Za-z])")
 _TEX_FRAC = re.compile(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
@@ -178,7 +181,9 @@ def tex_text(text: str | None) -> str:
         if m.group(2) is not None:  # \{ \, \\ …
             return _TEX_SPACES.get(m.group(2), _BRACES.get(m.group(2), m.group(2)))
         code = convert_symbol("\\" + m.group(1))
-        return chr(int(code, 16)) if code else m.group(1)
+        if code:
+            return chr(int(code, 16))
+        return "" if re.fullmatch(_FONTS, m.group(1)) else m.group(1) + " "  # \log x
 
     def script(m: re.Match[str]) -> str:
         mark, inner = m.groups()
@@ -191,11 +196,11 @@ def tex_text(text: str | None) -> str:
     def fraction(m: re.Match[str]) -> str:
         return "/".join(p if len(p) <= 1 else f"({p})" for p in m.groups())
 
-    value = _TEX_FONT.sub(font, value)
+    value = _TEX_FONT.sub(font, _CUT_FONT.sub(r"\\\1", value))
     value = _TEX_SIZING.sub("", value)
-    value = _TEX_SCRIPT.sub(script, value)
     value = _TEX_FRAC.sub(fraction, value)
     value = _TEX_COMMAND.sub(command, value)
+    value = _TEX_SCRIPT.sub(script, value)
     value = _TEX_DOLLARS.sub("", value).replace("{", "").replace("}", "")
     value = value.replace(_BRACES["{"], "{").replace(_BRACES["}"], "}")
     return _SPACE.sub(" ", value).strip()
