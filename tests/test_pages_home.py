@@ -25,7 +25,7 @@ from kg.rdf.results import SelectResult
 from kg.rdf.store import GraphStore
 from kg.serve.app import ServerConfig, create_app
 from kg.serve.pool import Source
-from kg.serve.render import markdown
+from kg.serve.render import markdown, math_text, tex_text
 from tests.crawl_support import BROWSER, links
 from tests.serve_support import BASE, TestClient
 
@@ -285,3 +285,13 @@ def test_the_leaderboard_page_names_its_task_and_dataset(
             }
             assert f'<dt>{kind}</dt><dd><a href="/{kind}/{slug}">{escape(name)}</a></dd>' in page
             assert f'title="New bests on {escape(name)}"' in page
+
+
+def test_tex_beside_digits_is_math_prices_stay_and_snippets_read_as_text() -> None:
+    html = str(markdown("a 3$\\times$3 kernel, if $\\nabla L<0 $; costs $5-$10"))
+    assert html.count("<math") == 2 and "×" in html and "$5-$10" in html
+    title = str(math_text("Merging $K$-means <b>fast</b> for $5"))
+    assert title.count("<math") == 1 and "&lt;b&gt;" in title and "for $5" in title
+    cut = "mathcal{L}_{i} = \\sum \\left(x^{2}\\right) with $\\alpha$ and \\mathbf{X"
+    assert tex_text(cut) == "ℒ_i = ∑(x²) with α and X"
+    assert tex_text("costs $5 and $10, {braces} stay") == "costs $5 and $10, {braces} stay"
