@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from html import escape, unescape
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -24,7 +25,7 @@ from kg.rdf.results import SelectResult
 from kg.rdf.store import GraphStore
 from kg.serve.app import ServerConfig, create_app
 from kg.serve.pool import Source
-from kg.serve.render import markdown
+from kg.serve.render import markdown, math_text, tex_text
 from tests.crawl_support import BROWSER, links
 from tests.serve_support import BASE, TestClient
 
@@ -213,3 +214,84 @@ def test_math_is_sanitised_and_money_stays_text() -> None:
     html = str(markdown("cost $5 and $10; $x<script>alert(1)</script>$ and $\\alpha$"))
     assert "<script" not in html and "$5 and $10" in html
     assert html.count("<math") == 2 and "α" in html
+
+
+# --- names, not slugs, and no raw TeX, on every human page ---------------------------------
+
+#: Link text that is a key (`task/image-classification`) instead of the thing's name.
+KEY_TEXT = re.compile(
+    r"^(?:area|task|dataset|method|paper|author|repository|collection|leaderboard|venue)/\S+$"
+)
+RAW_TEX = ("$\\", "\\mathcal", "\\frac")
+KINDS = ("Area", "Task", "Dataset", "Method", "Paper", "Author", "Repository", "Collection",
+         "Leaderboard")  # fmt: skip
+
+
+def _sample(store: GraphStore) -> dict[str, list[str]]:
+    """Pages of each kind: the first few, and those whose stored text holds TeX (a method's
+    or dataset's description, a paper's title)."""
+    pages: dict[str, list[str]] = {}
+    for cls in KINDS:
+        first = _rows(store, f"SELECT ?s WHERE {{ ?s a kg:{cls} }} ORDER BY ?s LIMIT 3")
+        tex = _rows(
+            store,
+            f"SELECT DISTINCT ?s WHERE {{ ?s a kg:{cls} ; "
+            "<http://purl.org/dc/terms/description>|<http://purl.org/dc/terms/title> ?t "
+            'FILTER(CONTAINS(?t, "$\\\\") || CONTAINS(?t, "$K$")) } ORDER BY ?s LIMIT 3',
+        )
+        pages[cls] = ["/" + r[0].removeprefix(BASE) for r in first + tex]
+    return pages
+
+
+def _link_texts(html: str) -> list[str]:
+    return [
+        re.sub(r"\s+", " ", unescape(re.sub(r"<[^>]+>", "", m))).strip()
+        for m in re.findall(r"<a\b[^>]*>(.*?)</a>", html, re.DOTALL)
+    ]
+
+
+def _reader_text(html: str) -> str:
+    """What a reader sees: no tags, no scripts or styles, entities decoded."""
+    html = re.sub(r"<(script|style)\b.*?</\1>", "", html, flags=re.DOTALL | re.IGNORECASE)
+    return unescape(re.sub(r"<[^>]+>", "", html))
+
+
+def test_no_page_shows_raw_tex_or_a_key_for_a_name(client: TestClient, store: GraphStore) -> None:
+    sample = _sample(store)
+    assert sample["Method"][3:] and sample["Paper"][3:], sample  # TeX to render is there
+    paths = [p for kind in sample.values() for p in kind]
+    paths += ["/", "/tasks", "/queries", "/search?q=mathcal", "/search?q=residual"]
+    for path in paths:
+        page = client.get(path, headers=HTML)
+        assert page.status_code == 200, path
+        keys = [t for t in _link_texts(page.text) if KEY_TEXT.match(t)]
+        assert not keys, (path, keys[:5])
+        seen = _reader_text(page.text)  # the folded "All statements" included
+        assert not [t for t in RAW_TEX if t in seen], (path, seen[seen.find("\\") - 80 :][:200])
+    search = client.get("/search?q=mathcal", headers=HTML).text
+    assert search.count('<div class="s">') >= 3 and "𝒳" in search  # TeX made readable
+
+
+def test_the_leaderboard_page_names_its_task_and_dataset(
+    client: TestClient, store: GraphStore
+) -> None:
+    rdfs = "http://www.w3.org/2000/01/rdf-schema#label"
+    for task, dataset in (("image-classification", "imagenet"), ("node-classification", "cora")):
+        page = client.get(f"/leaderboard/{task}/{dataset}", headers=HTML).text
+        for kind, slug in (("task", task), ("dataset", dataset)):
+            (name,) = {
+                r[0]
+                for r in _rows(store, f"SELECT ?l WHERE {{ <{BASE}{kind}/{slug}> <{rdfs}> ?l }}")
+            }
+            assert f'<dt>{kind}</dt><dd><a href="/{kind}/{slug}">{escape(name)}</a></dd>' in page
+            assert f'title="New bests on {escape(name)}"' in page
+
+
+def test_tex_beside_digits_is_math_prices_stay_and_snippets_read_as_text() -> None:
+    html = str(markdown("a 3$\\times$3 kernel, if $\\nabla L<0 $; costs $5-$10"))
+    assert html.count("<math") == 2 and "×" in html and "$5-$10" in html
+    title = str(math_text("Merging $K$-means <b>fast</b> for $5"))
+    assert title.count("<math") == 1 and "&lt;b&gt;" in title and "for $5" in title
+    cut = "mathcal{L}_{i} = \\sum \\left(x^{2}\\right) with $\\alpha$ and \\mathbf{X"
+    assert tex_text(cut) == "ℒ_i = ∑(x²) with α and X"
+    assert tex_text("costs $5 and $10, {braces} stay") == "costs $5 and $10, {braces} stay"

@@ -48,6 +48,7 @@ from kg.serve.chart import best_so_far_chart
 from kg.serve.linked_data import iri_for_path, local_href
 from kg.serve.pool import QueryPool
 from kg.serve.render import attribution_name, licence_name, render
+from kg.serve.story import rows_of, text_of
 
 Kept = TypeVar("Kept")
 #: A request handler: the server's own `entity` answers a leaderboard's RDF forms.
@@ -96,13 +97,25 @@ def _bindings(base: str, task_key: str, dataset_key: str) -> dict[str, Term]:
     return terms
 
 
-class Rendered:
-    """What the server made of one leaderboard at one store version: the board, and its
-    page and charts once asked for. A leaderboard changes only when the store does, so a
-    warm request renders nothing (the pool's generation moves with every new snapshot)."""
+def labels_query(bindings: dict[str, Term]) -> str:
+    """The names of the leaderboard's task and dataset (`which` is "task" or "dataset")."""
+    task, dataset = sparql_term(bindings["task"]), sparql_term(bindings["dataset"])
+    return (
+        "SELECT ?which (MIN(STR(?l)) AS ?label) WHERE { "
+        f'VALUES (?which ?x) {{ ("task" {task}) ("dataset" {dataset}) }} '
+        "?x <http://www.w3.org/2000/01/rdf-schema#label> ?l } GROUP BY ?which"
+    )
 
-    def __init__(self, board: Leaderboard) -> None:
+
+class Rendered:
+    """What the server made of one leaderboard at one store version: the board, the names
+    of its task and dataset, and its page and charts once asked for. A leaderboard changes
+    only when the store does, so a warm request renders nothing (the pool's generation
+    moves with every new snapshot)."""
+
+    def __init__(self, board: Leaderboard, labels: dict[str, str] | None = None) -> None:
         self.board = board
+        self.labels = labels or {}  # "task", "dataset" -> its rdfs:label
         self.outputs: dict[tuple[str, str], str] = {}  # (form, metric) -> body
 
     def output(self, form: str, metric: str, make: Any) -> str:
@@ -135,15 +148,20 @@ class BoardCache(Generic[Kept]):
             self.entries.popitem(last=False)
 
 
-async def fetch(pool: QueryPool, base_iri: str, bindings: dict[str, Term]) -> Leaderboard:
-    """The leaderboard, its four queries run in the worker pool at once."""
+async def fetch(pool: QueryPool, base_iri: str, bindings: dict[str, Term]) -> Rendered:
+    """The leaderboard and the names of its task and dataset, its four queries and the
+    names' one run in the worker pool at once."""
     texts = leaderboard_queries(bindings)
     names = (RESULTS, CODE, SOURCE, FLAGS)
-    rows = await asyncio.gather(*(pool.result(texts[n]) for n in names))
+    *rows, named = await asyncio.gather(
+        *(pool.result(texts[n]) for n in names), pool.result(labels_query(bindings))
+    )
     results, code, source, flags = rows
     assert isinstance(results, SelectResult) and isinstance(code, SelectResult)
     assert isinstance(source, SelectResult) and isinstance(flags, SelectResult)
-    return build(bindings, base_iri, results, code, source, flags)
+    board = build(bindings, base_iri, results, code, source, flags)
+    labels = {text_of(r, "which"): text_of(r, "label") for r in rows_of(named)}
+    return Rendered(board, {k: v for k, v in labels.items() if v})
 
 
 async def cached(
@@ -152,7 +170,7 @@ async def cached(
     key = (pool.generation, bindings["task"].value, bindings["dataset"].value)
     found = cache.get(key)
     if found is None:
-        found = Rendered(await fetch(pool, base_iri, bindings))
+        found = await fetch(pool, base_iri, bindings)
         cache.put(key, found)
     return found
 
@@ -255,10 +273,13 @@ def page_context(
     base: str,
     sort: Section | None = None,
     filters: Filters | None = None,
+    labels: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """What `leaderboard.html` shows: one table (a row per model and paper, a column per
     metric) sorted by `sort` (default: the metric most rows report) and filtered, and one
-    chart per metric, the sort metric's first."""
+    chart per metric, the sort metric's first. The task and dataset are linked by their
+    `labels` (their keys when they have none)."""
+    labels = labels or {}
     filters = filters or Filters()
     sort = sort or default_metric(board)
     here = local_href(board.iri, base) or ""
@@ -313,16 +334,22 @@ def page_context(
             continue  # the source says nothing of extra training data here
         toggles.append({"name": name, "on": on, "words": words})
     sort_name = sort.metric if sort else None
+
+    def side(iri: str, which: str) -> dict[str, Any]:
+        key = iri.removeprefix(base)
+        return {
+            "href": local_href(iri, base),
+            "key": key,
+            "label": labels.get(which) or key.removeprefix(f"{which}/"),
+        }
+
     return {
         "title": board.label,
         "kind": "leaderboard",
         "iri": board.iri,
         "board": board,
-        "task": {"href": local_href(board.task, base), "key": board.task.removeprefix(base)},
-        "dataset": {
-            "href": local_href(board.dataset, base),
-            "key": board.dataset.removeprefix(base),
-        },
+        "task": side(board.task, "task"),
+        "dataset": side(board.dataset, "dataset"),
         "sort": sort,
         "sort_name": sort_name,
         "columns": columns,
@@ -334,12 +361,16 @@ def page_context(
         "reset_href": _page_query(sort_name, Filters()),
         "charts": charts,
         "feeds": [
-            {"name": f"{side}'s", "title": f"New bests on {key}", "href": f"{href}/sota.atom"}
-            for side, key, href in (
-                ("the task", board.task.removeprefix(base), local_href(board.task, base)),
-                ("the dataset", board.dataset.removeprefix(base), local_href(board.dataset, base)),
+            {
+                "name": f"the {which}'s",
+                "title": f"New bests on {s['label']}",
+                "href": f"{s['href']}/sota.atom",
+            }
+            for which, s in (
+                ("task", side(board.task, "task")),
+                ("dataset", side(board.dataset, "dataset")),
             )
-            if href
+            if s["href"]
         ],
         "attribution": attribution,
         "sources": [
@@ -413,7 +444,9 @@ def routes(running: Callable[[], QueryPool], base: str, entity: Handler) -> list
         page = rendered.output(
             "page",
             key,
-            lambda: render("leaderboard.html", page_context(board, base, sort, filters)),
+            lambda: render(
+                "leaderboard.html", page_context(board, base, sort, filters, rendered.labels)
+            ),
         )
         return Response(
             page,

@@ -13,6 +13,7 @@ filter gives a description as plain text (the Markdown's text, no markup) cut at
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
@@ -76,15 +77,133 @@ def _markdown() -> MarkdownIt:
     # Their TeX (`$\mathcal{H}(x)$`, `$$…$$`) becomes MathML; a `$` with a space or a digit
     # beside it (prices, "$5 and $10") stays text.
     md = MarkdownIt("commonmark", {"html": True, "linkify": False}).enable("table")
-    md.use(
-        dollarmath_plugin,
-        allow_labels=False,
-        allow_space=False,
-        allow_digits=False,
-        double_inline=True,
-        renderer=math,
-    )
-    return md
+    return md.use(dollarmath_plugin, **_DOLLARMATH, renderer=math)
+
+
+#: How `$…$` is read, in descriptions and in plain text alike.
+_DOLLARMATH: dict[str, Any] = {
+    "allow_labels": False,
+    "allow_space": False,
+    "allow_digits": False,
+    "double_inline": True,
+}
+
+
+#: `$\cmd…$`: TeX for sure (no price starts with a backslash), even where the plugin's
+#: rules would read a price: beside a digit (`3$\times$3`), a space before its end.
+_TEX_SPAN = re.compile(r"(?<!\$)(\d?)\$(\\[A-Za-z][^$\n]*?)\s*\$(?!\$)(\d?)")
+_JOINER = "\u2060"  # WORD JOINER: invisible, and not a digit beside the `$`
+
+
+def _tex_spans(text: str) -> str:
+    r"""Each `$\cmd…$` as the math plugin reads it: no space before its closing `$`, and
+    a digit beside it kept apart by an invisible joiner.
+
+    >>> _tex_spans("a 3$\\times$3 conv, $\\nabla L<0 $ and $5 or $10").replace(_JOINER, "|")
+    'a 3|$\\times$|3 conv, $\\nabla L<0$ and $5 or $10'
+    """
+    if "$\\" not in text:
+        return text
+
+    def joined(m: re.Match[str]) -> str:
+        before, tex, after = m.groups()
+        return f"{before}{_JOINER if before else ''}${tex}${_JOINER if after else ''}{after}"
+
+    return _TEX_SPAN.sub(joined, text)
+
+
+@lru_cache(maxsize=1)
+def _math_only() -> MarkdownIt:
+    from markdown_it import MarkdownIt
+    from mdit_py_plugins.dollarmath import dollarmath_plugin
+
+    # no Markdown at all (no emphasis, escapes or HTML): text, and the descriptions' math
+    return MarkdownIt("zero").use(dollarmath_plugin, **_DOLLARMATH, renderer=math)
+
+
+def math_text(text: str | None) -> Markup:
+    r"""Plain text (a title, a stored literal) with its `$…$` TeX as MathML, read as the
+    descriptions' is; the rest escaped as it is, Markdown and HTML included.
+
+    >>> str(math_text("Merging $K$-means <b>*fast*</b> for $5"))  # doctest: +ELLIPSIS
+    'Merging <math ...><mrow><mi>K</mi></mrow></math>-means &lt;b&gt;*fast*&lt;/b&gt; for $5'
+    """
+    value = "" if text is None else str(text)
+    if "$" not in value:
+        return Markup(escape(value))
+    return Markup(_sanitise(_math_only().renderInline(_tex_spans(value)), _MATH_TAGS))
+
+
+#: TeX's font commands, whose argument keeps its letters in that font.
+_FONTS = (
+    "mathcal|mathscr|mathbb|mathbf|mathfrak|mathsf|mathit|mathrm|boldsymbol|bm|"
+    "text|textbf|textit|textrm|operatorname"
+)
+_TEX_FONT = re.compile(rf"\\({_FONTS})\s*\{{([^{{}}$]*)(?:\}}|$)")  # a snippet may end inside
+#: a snippet that starts just after the backslash of a font command
+_CUT_FONT = re.compile(rf"^({_FONTS})(?=\{{)")
+_TEX_SIZING = re.compile(r"\\(left|right|[bB]igg?[lr]?|middle|displaystyle|limits)\b\s*")
+_TEX_COMMAND = re.compile(r"\\([A-Za-z]+)\s?|\\([^A-Za-z])")
+_TEX_FRAC = re.compile(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
+#: A `$` that is TeX's, not a price's (a price: `$` then a digit, after a space or bracket)
+_TEX_DOLLARS = re.compile(r"\$+(?!\d)|(?<=[^\s(\[])\$+")
+_TEX_SCRIPT = re.compile(r"([_^])\{([^{}]*)\}")
+_SUPERSCRIPT = str.maketrans("0123456789+-=()n", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ⁿ")
+_SUBSCRIPT = str.maketrans("0123456789+-=()", "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎")
+_BRACES = {"{": "\ue000", "}": "\ue001"}  # an escaped brace, kept while the others go
+_TEX_SPACES = {",": " ", ";": " ", ":": " ", "!": "", " ": " ", "\\": " "}
+
+
+def tex_text(text: str | None) -> str:
+    r"""Text holding TeX, even cut short (a search snippet), as readable text: commands as
+    their symbols (`\alpha` α, `\mathcal{X}` 𝒳), no `$` before a letter or backslash,
+    no braces or backslashes. Text without TeX stays as it is.
+
+    >>> tex_text(r"the loss $\mathcal{L}_{i} = \sum \left(x^{2}\right)$ and $K$-means")
+    'the loss ℒ_i = ∑(x²) and K-means'
+    >>> tex_text("cost $5 and $10, {braces} kept")
+    'cost $5 and $10, {braces} kept'
+    """
+    value = "" if text is None else str(text)
+    if not re.search(r"\\[A-Za-z]|\$[^\s\d$]", value):
+        return value
+    from latex2mathml.symbols_parser import convert_symbol
+
+    def font(m: re.Match[str]) -> str:
+        if m.group(1).startswith(("text", "operatorname", "mathrm")):
+            return m.group(2)
+        made = math(m.group(0))
+        if made.startswith("<code>"):  # TeX latex2mathml cannot read: its letters
+            return m.group(2)
+        return html.unescape(re.sub("<[^>]+>", "", made))
+
+    def command(m: re.Match[str]) -> str:
+        if m.group(2) is not None:  # \{ \, \\ …
+            return _TEX_SPACES.get(m.group(2), _BRACES.get(m.group(2), m.group(2)))
+        code = convert_symbol("\\" + m.group(1))
+        if code:
+            return chr(int(code, 16))
+        return "" if re.fullmatch(_FONTS, m.group(1)) else m.group(1) + " "  # \log x
+
+    def script(m: re.Match[str]) -> str:
+        mark, inner = m.groups()
+        table = _SUPERSCRIPT if mark == "^" else _SUBSCRIPT
+        turned = inner.translate(table)
+        if all(c != o for c, o in zip(turned, inner, strict=True)):
+            return turned
+        return f"{mark}{inner}" if len(inner) <= 1 else f"{mark}({inner})"
+
+    def fraction(m: re.Match[str]) -> str:
+        return "/".join(p if len(p) <= 1 else f"({p})" for p in m.groups())
+
+    value = _TEX_FONT.sub(font, _CUT_FONT.sub(r"\\\1", value))
+    value = _TEX_SIZING.sub("", value)
+    value = _TEX_FRAC.sub(fraction, value)
+    value = _TEX_COMMAND.sub(command, value)
+    value = _TEX_SCRIPT.sub(script, value)
+    value = _TEX_DOLLARS.sub("", value).replace("{", "").replace("}", "")
+    value = value.replace(_BRACES["{"], "{").replace(_BRACES["}"], "}")
+    return _SPACE.sub(" ", value).strip()
 
 
 def math(tex: str, options: Mapping[str, Any] | None = None) -> str:
@@ -129,7 +248,7 @@ rel="nofollow noopener noreferrer">paper</a> </p>'
     """
     if not text:
         return Markup("")
-    return Markup(_sanitise(_markdown().render(str(text))).strip())
+    return Markup(_sanitise(_markdown().render(_tex_spans(str(text)))).strip())
 
 
 def plain(text: str | None) -> str:
@@ -149,7 +268,7 @@ def snippet(text: str | None, length: int = 240) -> str:
     >>> snippet("**Batch Normalization** aims to reduce internal covariate shift", 30)
     'Batch Normalization aims to…'
     """
-    words = plain(text)
+    words = tex_text(plain(text))
     if len(words) <= length:
         return words
     cut = words[: length - 1]
@@ -184,7 +303,7 @@ def marked_plain(text: str | None, marks: Sequence[Sequence[int]] | None = None)
         if 0 <= int(a) < int(b) <= len(value)
     }
     words.discard("")
-    shown = plain(value)
+    shown = tex_text(plain(value))
     if not words:
         return Markup(escape(shown))
     pattern = re.compile(
@@ -324,6 +443,8 @@ def environment() -> jinja2.Environment:
         snippet=snippet,
         marked=marked,
         marked_plain=marked_plain,
+        math_text=math_text,
+        tex_text=tex_text,
         safe_href=safe_href,
         number=_number,
         plural=_plural,
