@@ -3,9 +3,11 @@ judgements.
 
     python bench/suggest_precision.py [RUN.json ...]
 
-Each RUN is the output of bench/suggest_pool.py for one version of kg (default: the two kept
-in bench/suggest_pools/: `before`, the text matcher that counted every word of an item's
-name, and `after`, the one that drops stopwords and short tokens). The judgements are
+Each RUN is the output of bench/suggest_pool.py for one version of kg (default: the three
+kept in bench/suggest_pools/: `before`, the text matcher that counted every word of an item's
+name; `after`, the one that drops stopwords and short tokens; `scored`, the one where a
+dataset's common words and a short token beside a matched word add to the score, never to
+the reasons, and a name with a stopword stands whole as a phrase). The judgements are
 tests/data/suggest_judgements.json: every (paper, item) pair of the pooled runs, judged by
 hand with the runs shuffled together and their source hidden. A pair with no judgement is
 an error: pool and judge it first. Precision@5 of a run is the mean, over its papers, of
@@ -44,7 +46,7 @@ def precision_at_5(run: dict[str, list[dict[str, str]]], judged: dict[tuple[str,
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("runs", type=Path, nargs="*", help="bench/suggest_pool.py outputs")
-    paths = parser.parse_args().runs or [RUNS / "before.json", RUNS / "after.json"]
+    paths = parser.parse_args().runs or [RUNS / f"{r}.json" for r in ("before", "after", "scored")]
     judged = judgements()
     for path in paths:
         run = json.loads(path.read_text(encoding="utf-8"))

@@ -74,7 +74,7 @@ GRID: tuple[Settings, ...] = tuple(
 )
 #: The weights of the text's evidence `train` tries per relation, once the votes' settings are
 #: chosen (0: the text does not help; more trials on top of GRID's).
-TEXT_WEIGHTS: tuple[float, ...] = (0.0, 0.003, 0.01, 0.03, 0.1, 0.3)
+TEXT_WEIGHTS: tuple[float, ...] = (0.0, 0.003, 0.006, 0.01, 0.02, 0.03, 0.06, 0.1, 0.2, 0.3)
 DEFAULT = Settings()
 
 
