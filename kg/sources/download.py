@@ -20,7 +20,6 @@ directory, the way huggingface_hub's `file_download.py` does it:
 from __future__ import annotations
 
 import datetime as dt
-import email.utils
 import errno
 import hashlib
 import os
@@ -38,6 +37,7 @@ import httpx
 
 from kg.errors import FetchError
 from kg.ingest.manifest import Manifest, read_manifest, write_manifest
+from kg.sources.http import retry_after
 
 INCOMPLETE = ".incomplete"
 CHUNK = 1 << 20
@@ -119,22 +119,6 @@ def _etag_sha256(value: str | None) -> str | None:
         return None
     tag = value.strip().removeprefix("W/").strip('"').lower()
     return tag if _SHA256.match(tag) else None
-
-
-def _retry_after(value: str | None) -> float | None:
-    """Seconds `Retry-After` asks for: delay-seconds or an HTTP date."""
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=dt.UTC)
-    return max(0.0, (when - dt.datetime.now(dt.UTC)).total_seconds())
 
 
 def _int(value: str | None) -> int | None:
@@ -306,7 +290,7 @@ class Downloader:
                 if response.status_code not in tolerate:
                     self._check_status(response, name)
                 return response
-            wait = _retry_after(response.headers.get("Retry-After"))
+            wait = retry_after(response.headers.get("Retry-After"), time.time())
             if attempt == self.retries or (wait is not None and wait > self.max_wait):
                 asked = f"; it asks to wait {wait:.0f} s" if wait is not None else ""
                 raise FetchError(
@@ -407,7 +391,7 @@ class Downloader:
             if response.status_code not in (429, 503):
                 break
             response.close()
-            wait = _retry_after(response.headers.get("Retry-After"))
+            wait = retry_after(response.headers.get("Retry-After"), time.time())
             if attempt == self.retries or (wait is not None and wait > self.max_wait):
                 raise FetchError(
                     f"rate limited ({response.status_code}): run kg fetch again later",

@@ -9,6 +9,7 @@ line. A 404 is `Missing`: the caller counts it and goes on. `max_requests` bound
 
 from __future__ import annotations
 
+import datetime as dt
 import email.utils
 import http.client
 import json
@@ -88,6 +89,8 @@ def retry_after(value: str | None, now: float) -> float | None:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):
         return None
+    if when.tzinfo is None:  # an HTTP date is GMT, even where it says -0000
+        when = when.replace(tzinfo=dt.UTC)
     return max(0.0, when.timestamp() - now)
 
 
