@@ -5,9 +5,11 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import resource
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -84,6 +86,32 @@ LONGEST_FIRST = (
     "tests/reliability/test_hostile_values.py",
     "tests/reliability/test_hostile_layout.py",
 )
+
+
+#: With KG_TEST_CPU=PATH, each test's CPU seconds (this process and the children it waited
+#: for: kg commands, servers, engines) and wall seconds go to PATH.<worker>, a line each, so
+#: the suite's cost per file can be read on a loaded machine (docs/performance.md, "Test
+#: suite"). A module's fixtures count in the test that set them up or tore them down.
+_CPU_LOG = os.environ.get("KG_TEST_CPU")
+
+
+def _cpu_seconds() -> float:
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(
+        resource.RUSAGE_CHILDREN
+    )
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    if not _CPU_LOG:
+        yield
+        return
+    cpu, wall = _cpu_seconds(), time.perf_counter()
+    yield
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    with open(f"{_CPU_LOG}.{worker}", "a", encoding="utf-8") as log:
+        log.write(f"{item.nodeid}\t{_cpu_seconds() - cpu:.3f}\t{time.perf_counter() - wall:.3f}\n")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
