@@ -21,7 +21,7 @@ from kg.graph.relations import (
     graph_format,
     projection_kind,
 )
-from kg.library.knowledge_graph import COMMUNITY_BY
+from kg.library.views import COMMUNITY_BY
 from kg.resources import exports_dir
 
 if TYPE_CHECKING:
