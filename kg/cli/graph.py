@@ -258,7 +258,7 @@ def project_command(
         raise UsageError(f"--out {path} is a directory; give a file name ending in .graphml")
     fmt = graph_format(path)
     from kg.cli.progress import shows_progress, working
-    from kg.graph.projections import write_graph
+    from kg.library.views import write_graph
 
     with working(f"projecting {spec.name}", show=shows_progress(as_json=as_json)) as progress:
         graph = state.graph().projection(

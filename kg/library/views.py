@@ -3,7 +3,9 @@ projections and communities (kg.graph, loaded only when a method runs)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kg.errors import UsageError
@@ -224,3 +226,11 @@ class GraphViews(GraphBase):
             ),
         )
 
+
+
+def write_graph(graph: nx.Graph, path: str | os.PathLike[str]) -> str:
+    """Write a projection as GraphML, GEXF or node-link JSON, by the file's extension, for
+    NetworkX, Gephi or Cytoscape (`kg project`). Returns the format."""
+    from kg.graph.projections import write_graph as write
+
+    return write(graph, Path(path))
