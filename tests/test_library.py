@@ -24,7 +24,7 @@ import rdflib
 from rdflib.compare import isomorphic
 
 import kg
-from kg.library import base, exports, knowledge_graph, loading, views
+from kg.library import base, exports, knowledge_graph, loading, named, results, views
 from tests.conftest import BASE, ROOT, SEEDS_DIR, build_once
 
 HEAVY = ("pyoxigraph", "scipy", "numpy", "networkx", "tantivy", "rdflib", "starlette", "mcp")
@@ -131,7 +131,7 @@ def test_the_docstring_examples_run_on_the_readme_store(
     finder = doctest.DocTestFinder()
     tests = [
         test
-        for module in (knowledge_graph, base, views, exports, loading)
+        for module in (knowledge_graph, base, views, exports, loading, named, results)
         for test in finder.find(module, globs=globs)
     ]
     for test in tests:

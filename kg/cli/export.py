@@ -234,7 +234,7 @@ def push_command(
 
       kg push --endpoint http://127.0.0.1:7878/store
     """
-    from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+    from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
 
     from kg.library.exports import push_state_path
 
@@ -250,7 +250,7 @@ def push_command(
         transient=True,
         disable=not show,
     ) as bar:
-        task = None
+        task: TaskID | None = None
 
         def on_progress(report: PushReport, triples: int) -> None:
             nonlocal task
