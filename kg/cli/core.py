@@ -25,7 +25,7 @@ from kg.errors import RecordError, UsageError
 from kg.library.results import json_text
 
 if TYPE_CHECKING:
-    from kg.ingest.ingestor import IngestReport
+    from kg import IngestReport
 
 # Each command imports the library modules it runs, so that `kg --help` stays quick.
 

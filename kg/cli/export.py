@@ -15,8 +15,7 @@ from kg.rdf.formats import WRITABLE_RDF, rdf_format
 from kg.resources import exports_dir
 
 if TYPE_CHECKING:
-    from kg.export.exporter import ExportReport
-    from kg.export.push import PushReport
+    from kg import ExportReport, PushReport
 
 # The commands import the exporter and the store when they run: `kg --help` stays quick.
 

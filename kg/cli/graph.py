@@ -25,7 +25,7 @@ from kg.library.views import COMMUNITY_BY
 from kg.resources import exports_dir
 
 if TYPE_CHECKING:
-    from kg.graph.similarity import SharedItem
+    from kg import SharedItem
 
 # The commands import kg.graph's numeric modules (numpy, scipy, networkx) when they run,
 # so that the rest of the CLI starts without them.

@@ -22,7 +22,7 @@ from kg.cli.app import (
 from kg.errors import UsageError
 
 if TYPE_CHECKING:
-    from kg.query.named import NamedQuery
+    from kg import NamedQuery
 
 # The command imports the named-query machinery (YAML, the store) when it runs.
 
