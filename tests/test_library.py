@@ -132,7 +132,7 @@ def test_the_docstring_examples_run_on_the_readme_store(
     tests = [
         test
         for module in (knowledge_graph, base, views, exports, loading, named, results)
-        for test in finder.find(module, globs=globs)
+        for test in finder.find(module, globs={**vars(module), **globs})
     ]
     for test in tests:
         runner.run(test)
