@@ -43,6 +43,9 @@ from kg.errors import (
 
 if TYPE_CHECKING:
     from kg.export.exporter import ExportReport
+    from kg.export.push import PushReport
+    from kg.export.validate import ValidationReport, Violation
+    from kg.export.void import VoidDescription
     from kg.graph.similarity import Match, SharedItem, SharedRelation, SharedResult, SimilarResult
     from kg.graph.suggest import Suggestion, SuggestResult
     from kg.ingest.ingestor import IngestReport
@@ -61,8 +64,10 @@ if TYPE_CHECKING:
     from kg.query.leaderboard import Leaderboard
     from kg.query.leaderboard import Point as LeaderboardPoint
     from kg.query.leaderboard import Section as LeaderboardSection
+    from kg.query.named import NamedQuery
     from kg.query.resolve import Thing
     from kg.query.stats import Stats
+    from kg.sources.pwc_api import PullReport
 
 #: Public name -> (module, name there). The result types are the layers' own dataclasses.
 _LAZY = {
@@ -90,6 +95,12 @@ _LAZY = {
     "Stats": ("kg.query.stats", "Stats"),
     "ExportReport": ("kg.export.exporter", "ExportReport"),
     "IngestReport": ("kg.ingest.ingestor", "IngestReport"),
+    "PullReport": ("kg.sources.pwc_api", "PullReport"),
+    "PushReport": ("kg.export.push", "PushReport"),
+    "ValidationReport": ("kg.export.validate", "ValidationReport"),
+    "Violation": ("kg.export.validate", "Violation"),
+    "VoidDescription": ("kg.export.void", "VoidDescription"),
+    "NamedQuery": ("kg.query.named", "NamedQuery"),
 }
 
 __all__ = [  # noqa: RUF022 - grouped: the front door, the results, the errors
@@ -107,6 +118,9 @@ __all__ = [  # noqa: RUF022 - grouped: the front door, the results, the errors
     "LeaderboardPoint",
     "LeaderboardSection",
     "Match",
+    "NamedQuery",
+    "PullReport",
+    "PushReport",
     "SearchHit",
     "SearchPage",
     "SharedItem",
@@ -118,6 +132,9 @@ __all__ = [  # noqa: RUF022 - grouped: the front door, the results, the errors
     "SuggestResult",
     "Suggestion",
     "Thing",
+    "ValidationReport",
+    "Violation",
+    "VoidDescription",
     # errors
     "AmbiguousNameError",
     "EndpointError",

@@ -18,7 +18,6 @@ from kg.errors import KgError, Param
 
 if TYPE_CHECKING:
     from kg.library import KnowledgeGraph
-    from kg.rdf.store import GraphStore
 
 app = typer.Typer(
     name="kg",
@@ -77,11 +76,6 @@ class State:
             )
         return self._graph
 
-    def store(self, *, write: bool = False) -> GraphStore:
-        """The store itself, for the commands the library does not offer (validate, void,
-        push, communities)."""
-        return self.graph(write=write).store
-
     def close(self) -> None:
         if self._graph is not None:
             self._graph.close()
@@ -101,13 +95,10 @@ def as_flag(parameter: Param) -> str:
 
 
 def memory_limited(megabytes: int | None, run: Callable[[], None]) -> None:
-    """Run a local query under a memory limit (kg.rdf.limits.run_limited): exit 1 over it."""
-    from kg.errors import MemoryLimitError
-    from kg.rdf.limits import default_memory_mb, memory_message, run_limited
+    """Run a local query under a memory limit (kg.library.limits.run_limited): exit 1 over it."""
+    from kg.library.limits import memory_limit_error, run_limited
 
-    limit = megabytes or default_memory_mb()
-
-    def body() -> int:
+    def body(limit: int) -> int:
         try:
             run()
             return 0
@@ -117,7 +108,7 @@ def memory_limited(megabytes: int | None, run: Callable[[], None]) -> None:
             _report(exc)
             return exc.exit_code
         except MemoryError:  # Python's own allocation failed first
-            failure = MemoryLimitError(memory_message(limit), parameter="max_memory_mb")
+            failure = memory_limit_error(limit)
             _report(failure)
             return failure.exit_code
         except BrokenPipeError:
@@ -125,7 +116,7 @@ def memory_limited(megabytes: int | None, run: Callable[[], None]) -> None:
         finally:
             state.close()  # the child's snapshot pin goes with it
 
-    code = run_limited(limit, body)
+    code = run_limited(megabytes, body)
     if code:
         raise typer.Exit(code)
 

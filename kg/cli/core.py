@@ -25,7 +25,7 @@ from kg.errors import RecordError, UsageError
 from kg.library.results import json_text
 
 if TYPE_CHECKING:
-    from kg.ingest.ingestor import IngestReport
+    from kg import IngestReport
 
 # Each command imports the library modules it runs, so that `kg --help` stays quick.
 
@@ -238,9 +238,9 @@ def sparql(
     text = read_query_text(query)
     if endpoint:
         from kg.cli.output import write_result
-        from kg.query.remote import Endpoint
+        from kg.library.remote import RemoteGraph
 
-        result = Endpoint(endpoint, timeout=timeout).query(text)
+        result = RemoteGraph(endpoint, timeout=timeout, base_iri=state.base_iri).stream(text)
         write_result(result, fmt, base_iri=state.base_iri)
         return
 
@@ -258,9 +258,7 @@ def validate(
     limit: Annotated[int, typer.Option(help="Show at most this many violations.")] = 50,
 ) -> None:
     """Check the graph against the SHACL shapes in ontology/shapes.ttl."""
-    from kg.export.validate import validate as run_validation
-
-    report = run_validation(state.store())
+    report = state.graph().validate()
     if as_json:
         out.print_json(
             json_text(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, BinaryIO
@@ -12,11 +11,11 @@ import typer
 from kg.cli.app import command, err, out, state
 from kg.errors import UsageError
 from kg.library.results import json_text
-from kg.rdf.formats import WRITABLE_RDF
+from kg.rdf.formats import WRITABLE_RDF, rdf_format
 from kg.resources import exports_dir
 
 if TYPE_CHECKING:
-    from kg.export.exporter import ExportReport
+    from kg import ExportReport, PushReport
 
 # The commands import the exporter and the store when they run: `kg --help` stays quick.
 
@@ -81,16 +80,15 @@ def export_command(
     JSON-LD is compacted against ontology/context.jsonld, one object per entity.
     """
     from kg.cli.progress import shows_progress, working
-    from kg.export.exporter import export_format
-    from kg.query.named import parse_assignments
+    from kg.library.named import parse_params
 
-    spec = export_format(fmt)
+    spec = rdf_format(fmt, writable=True)
     if graph is not None and query is not None:
         raise UsageError("--graph and --query do not combine: a query already picks its triples")
     if param and query is None:
         raise UsageError("--param binds the parameters of --query; give --query NAME too")
     knowledge = state.graph()
-    params = parse_assignments(param or []) if query is not None else None
+    params = parse_params(param or []) if query is not None else None
     show = shows_progress(as_json=as_json)
     target: str | BinaryIO | None = out_path or None
     doing = f"exporting {spec.name}" + (f" to {out_path}" if out_path else "")
@@ -151,57 +149,33 @@ def void_command(
 ) -> None:
     """Describe the dataset in VoID: triples, entities per class, properties, vocabularies,
     example resources, dump locations and licence. Its counts match kg stats."""
-    from kg.export.exporter import check_destination, export_format
-    from kg.export.void import describe, dump_files, dump_urls
-    from kg.rdf.engine import iri_error
+    from kg.cli.progress import shows_progress, working
+    from kg.library.exports import save
 
-    spec = export_format(fmt)
+    spec = rdf_format(fmt, writable=True)
     if spec.dataset:
         raise UsageError(f"a VoID description is one graph; --format {spec.name} is for datasets")
-    given = [*(dump or []), *(u for u in (dumps_url, sparql_endpoint) if u is not None)]
-    for url in given:
-        if not re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", url) or iri_error(url):
-            raise UsageError(f"{url!r} is not an absolute URL (like https://example.org/kg.nt.gz)")
-    urls = list(dump or [])
-    if not urls:
-        found = dump_files(exports_dir())
-        urls = dump_urls(found, dumps_url or f"{state.base_iri}dumps/")
-        if not found:
-            err.print(
-                "[yellow]note:[/] no kg.* exports in exports/, so no void:dataDump; "
-                "run kg export first (or give --dump URL)",
-                highlight=False,
-            )
-    from kg.cli.progress import shows_progress, working
-
     with working("counting classes, properties and vocabularies", show=shows_progress()):
-        description = describe(
-            state.store(), state.base_iri, dumps=urls, sparql_endpoint=sparql_endpoint
+        description = state.graph().void(
+            dumps=dump, dumps_url=dumps_url, sparql_endpoint=sparql_endpoint
         )
         data = description.serialize(spec.name)
+    if not dump and not description.dumps:
+        err.print(
+            "[yellow]note:[/] no kg.* exports in exports/, so no void:dataDump; "
+            "run kg export first (or give --dump URL)",
+            highlight=False,
+        )
     if out_path == "-":
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
         return
-    path = Path(out_path) if out_path else exports_dir() / f"void.{spec.extension}"
-    check_destination(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.part")
-    partial.write_bytes(data)
-    partial.replace(path)
+    path = save(data, out_path or exports_dir() / f"void.{spec.extension}")
     err.print(
         f"wrote the VoID description ({description.triples:,} triples, "
         f"{len(description.classes)} classes, {len(description.properties)} properties) to {path}",
         highlight=False,
     )
-
-
-def _default_state(url: str) -> Path:
-    """Where a push to `url` records its progress: beside the store, one file per endpoint."""
-    slug = re.sub(r"[^A-Za-z0-9.-]+", "_", url.split("://", 1)[-1]).strip("_")[:120]
-    if state.memory:
-        return Path(f"kg-push-{slug}.state")
-    return state.store_path.parent / f"{state.store_path.name}.push" / f"{slug}.state"
 
 
 @command("push", rich_help_panel="Share")
@@ -259,14 +233,12 @@ def push_command(
 
       kg push --endpoint http://127.0.0.1:7878/store
     """
-    from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+    from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
 
-    from kg.export.push import PushAuth, PushReport, check_reachable, push
+    from kg.library.exports import push_state_path
 
-    auth = PushAuth(user=user, password=password, token=token)
-    check_reachable(endpoint)  # a closed port fails before the store is opened
-    store = state.store()
-    path = state_file or _default_state(endpoint)
+    knowledge = state.graph()
+    path = state_file or push_state_path(None if state.memory else state.store_path, endpoint)
     show = not quiet and err.is_terminal
     with Progress(
         TextColumn("{task.description}"),
@@ -277,20 +249,24 @@ def push_command(
         transient=True,
         disable=not show,
     ) as bar:
-        task = bar.add_task("pushing", total=store.count())
+        task: TaskID | None = None
 
         def on_progress(report: PushReport, triples: int) -> None:
+            nonlocal task
+            if task is None:  # the store is open once the endpoint answered
+                task = bar.add_task("pushing", total=len(knowledge))
             bar.update(
                 task,
                 advance=triples,
                 description=f"{report.graphs + report.skipped:,}/{report.total_graphs:,} graphs",
             )
 
-        report = push(
-            store,
+        report = knowledge.push(
             endpoint,
+            user=user,
+            password=password,
+            token=token,
             state_path=path,
-            auth=auth,
             chunk_bytes=chunk_kb * 1024,
             retries=retries,
             timeout=timeout,

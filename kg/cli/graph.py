@@ -21,11 +21,11 @@ from kg.graph.relations import (
     graph_format,
     projection_kind,
 )
-from kg.library.knowledge_graph import COMMUNITY_BY
+from kg.library.views import COMMUNITY_BY
 from kg.resources import exports_dir
 
 if TYPE_CHECKING:
-    from kg.graph.similarity import SharedItem
+    from kg import SharedItem
 
 # The commands import kg.graph's numeric modules (numpy, scipy, networkx) when they run,
 # so that the rest of the CLI starts without them.
@@ -258,7 +258,7 @@ def project_command(
         raise UsageError(f"--out {path} is a directory; give a file name ending in .graphml")
     fmt = graph_format(path)
     from kg.cli.progress import shows_progress, working
-    from kg.graph.projections import write_graph
+    from kg.library.views import write_graph
 
     with working(f"projecting {spec.name}", show=shows_progress(as_json=as_json)) as progress:
         graph = state.graph().projection(

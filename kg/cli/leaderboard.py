@@ -15,7 +15,9 @@ from kg.errors import UsageError
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from kg.query.leaderboard import Leaderboard, Point, Section
+    from kg import Leaderboard
+    from kg import LeaderboardPoint as Point
+    from kg import LeaderboardSection as Section
 
 FORMATS = ("table", "tsv", "csv", "json")
 CHART_WIDTH, CHART_HEIGHT = 64, 14

@@ -52,7 +52,7 @@ def mcp_command(
     from kg.serve.mcp import PoolBackend
     from kg.serve.pool import QueryPool, Source
 
-    source = Source.of(state.store())  # a missing store fails here, before any protocol
+    source = Source.of(state.graph().store)  # a missing store fails here, before any protocol
     state.close()
     allowed = frozenset(h.lower() for h in allow_service or ())
     running: dict[str, QueryPool] = {}

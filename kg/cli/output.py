@@ -71,30 +71,16 @@ def write_result(
     """Print `result` in `fmt` on standard output (rich `console` for a terminal table),
     rows as they come; returns the number of SELECT rows, None for other results."""
     rdf = _check(result, fmt)
-    if isinstance(result, GraphResult):
-        from kg.export.rdfio import graph_text
-
-        assert rdf is not None
-        _text(graph_text(result.ntriples, rdf))
-        return None
-    if isinstance(result, AskResult):
-        if fmt == "table":
-            _text("yes" if result.value else "no")
-        else:
-            from kg.rdf.engine import serialize_results
-
-            _text(serialize_results(result, fmt).decode("utf-8"))
-        return None
-    rows: Iterable[Row] = result.rows
-    if fmt != "table":
-        from kg.rdf.stream import write_results
+    if rdf is not None or fmt != "table":
+        from kg.library.results import write_answer
 
         sys.stdout.flush()
-        n = write_results(result.variables, rows, fmt, sys.stdout.buffer)
-        if fmt in ("json", "xml"):
-            sys.stdout.buffer.write(b"\n")
-            sys.stdout.buffer.flush()
-        return n
+        return write_answer(result, rdf or fmt, sys.stdout.buffer)
+    if isinstance(result, AskResult):
+        _text("yes" if result.value else "no")
+        return None
+    assert not isinstance(result, GraphResult)
+    rows: Iterable[Row] = result.rows
     if console is None:
         from kg.cli.app import out
 

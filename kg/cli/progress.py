@@ -32,7 +32,7 @@ from rich.text import Text
 from kg.cli.app import err
 
 if TYPE_CHECKING:
-    from kg.ingest.ingestor import IngestReport
+    from kg import IngestReport
 
 #: Seconds a command works before `working` shows anything (KG_PROGRESS_AFTER sets it).
 SHOW_AFTER = 2.0

@@ -12,7 +12,7 @@ from kg.cli.app import command, err, out, state
 from kg.errors import RecordError, UsageError
 
 if TYPE_CHECKING:
-    from kg.sources.pwc_api import PullReport
+    from kg import PullReport
 
 SOURCES = ("pwc",)
 

@@ -22,7 +22,7 @@ from kg.cli.app import (
 from kg.errors import UsageError
 
 if TYPE_CHECKING:
-    from kg.query.named import NamedQuery
+    from kg import NamedQuery
 
 # The command imports the named-query machinery (YAML, the store) when it runs.
 
@@ -30,10 +30,10 @@ if TYPE_CHECKING:
 def _listing(queries: dict[str, NamedQuery], fmt: str, markdown: bool) -> None:
     from rich.table import Table
 
-    from kg.query.named import markdown_list
+    from kg.library.named import markdown_table
 
     if markdown:
-        emit(markdown_list(queries.values()))
+        emit(markdown_table(queries.values()))
     elif fmt == "json":
         emit_json([q.as_json() for q in queries.values()])
     elif fmt == "table":
@@ -109,18 +109,18 @@ def query_command(
       kg query papers-by-author --param "author=Goro Kobayashi" --format csv
     """
     from kg.cli.output import write_result
-    from kg.query.named import find_query, load_queries, parse_assignments
+    from kg.library.named import named_queries, named_query, parse_params
 
     if list_queries or markdown:
-        _listing(load_queries(queries), fmt, markdown)
+        _listing(named_queries(queries), fmt, markdown)
         return
     if name is None:
         raise UsageError("name a query to run, or use --list to see them")
-    named = find_query(name, queries)
+    named = named_query(name, queries)
     if describe:
         _describe(named)
         return
-    values = parse_assignments(param or [])
+    values = parse_params(param or [])
     if endpoint:
         _run_remote(named, values, endpoint, timeout, fmt, limit, show_sparql)
         return
@@ -147,17 +147,11 @@ def _run_remote(
 ) -> None:
     """A named query on another SPARQL endpoint: names looked up there, the query sent."""
     from kg.cli.output import write_result
-    from kg.query.named import run_remote, with_values
-    from kg.query.remote import Endpoint
-    from kg.query.resolve import bind_resolved
-    from kg.rdf.results import SelectResult
+    from kg.library.remote import RemoteGraph
 
-    source = Endpoint(endpoint, timeout=timeout)  # names are looked up there
-    bindings = bind_resolved(source, named, values, state.base_iri)
+    remote = RemoteGraph(endpoint, timeout=timeout, base_iri=state.base_iri)
+    text = remote.prepare(named, **values)
     if show_sparql:
-        emit(with_values(named.sparql, bindings))
+        emit(text)
         return
-    result = run_remote(endpoint, named, bindings, timeout=timeout)
-    if limit is not None and isinstance(result, SelectResult):
-        result.rows = result.rows[:limit]
-    write_result(result, fmt, base_iri=state.base_iri)
+    write_result(remote.stream(text, limit=limit), fmt, base_iri=state.base_iri)

@@ -170,7 +170,7 @@ def serve(
 
     # Open first, for writing when updates are allowed: a busy store fails here, before a
     # token is printed or the server starts (a read-only open checks the store exists).
-    source = Source.of(state.store(write=allow_update))
+    source = Source.of(state.graph(write=allow_update).store)
     state.close()
     token = update_token
     if allow_update and not token:

@@ -7,6 +7,8 @@ each CLI command is a thin layer over one `KnowledgeGraph` method.
 from __future__ import annotations
 
 from kg.library.knowledge_graph import KnowledgeGraph, open
+from kg.library.named import named_queries, named_query, parse_params
+from kg.library.remote import RemoteGraph
 from kg.library.results import (
     Communities,
     Community,
@@ -23,8 +25,12 @@ __all__ = [
     "CommunityMember",
     "CommunityTerm",
     "KnowledgeGraph",
+    "RemoteGraph",
     "SearchHit",
     "SearchPage",
     "SparqlResult",
+    "named_queries",
+    "named_query",
     "open",
+    "parse_params",
 ]

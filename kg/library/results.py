@@ -10,9 +10,12 @@ import json
 import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, overload
+from typing import IO, TYPE_CHECKING, Any, overload
 
 from kg.rdf.results import Paged
+
+if TYPE_CHECKING:
+    from kg.rdf.results import QueryResult, SelectStream
 
 
 def plain_json(value: Any) -> Any:
@@ -43,6 +46,42 @@ def json_text(value: Any, *, indent: int | None = None, ascii_only: bool = False
 
 #: How many rows a result shows when printed.
 SHOWN_ROWS = 5
+
+
+def write_answer(result: QueryResult | SelectStream, fmt: str, out: IO[bytes]) -> int | None:
+    """A query's answer written to the binary stream `out` in `fmt`, as every face writes
+    one: a SELECT's rows batch by batch as they come, through kg's one results writer
+    (json, xml, csv, tsv; json and xml end with a newline); an ASK in a results format; a
+    CONSTRUCT or DESCRIBE in an RDF format (Turtle with kg's prefixes), ending with a
+    newline. Returns the number of SELECT rows, None for other results.
+
+    >>> import io
+    >>> from kg.rdf.results import AskResult
+    >>> out = io.BytesIO()
+    >>> write_answer(AskResult(True), "csv", out), out.getvalue()
+    (None, b'true\\n')
+    """
+    from kg.rdf.results import AskResult, GraphResult
+
+    if isinstance(result, GraphResult | AskResult):
+        if isinstance(result, GraphResult):
+            from kg.export.rdfio import graph_text
+
+            text = graph_text(result.ntriples, fmt)
+        else:
+            from kg.rdf.engine import serialize_results
+
+            text = serialize_results(result, fmt).decode("utf-8")
+        out.write((text if text.endswith("\n") else text + "\n").encode("utf-8"))
+        out.flush()
+        return None
+    from kg.rdf.stream import write_results
+
+    n = write_results(result.variables, result.rows, fmt, out)
+    if fmt in ("json", "xml"):
+        out.write(b"\n")
+        out.flush()
+    return n
 
 
 @dataclass(frozen=True)

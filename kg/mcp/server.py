@@ -439,9 +439,9 @@ def build(
         mime_type="application/json",
     )
     def queries() -> str:
-        from kg.query.named import load_queries
+        from kg.library.named import named_queries
 
-        catalogue = [{**q.as_json(), "sparql": q.sparql} for q in load_queries().values()]
+        catalogue = [{**q.as_json(), "sparql": q.sparql} for q in named_queries().values()]
         return json.dumps(catalogue, indent=1, ensure_ascii=False)
 
     @server.resource(
