@@ -139,6 +139,8 @@ COVERED = {
     "kg.query.stats": {"compute"},
     "kg.query.resolve": {"resolve", "resolve_values"},
     "kg.query.named": {"stream_local", "run_local", "prepare_local", "bind"},
+    "kg.query.binding": {"bind", "resolve_values"},
+    "kg.query.rewrite": {"prepare_local"},
     "kg.query.leaderboard": {"load", "metric_param", "resolve_board"},
     "kg.search": {"StoreSearch", "rebuild", "Upkeep"},
     "kg.search.sparql": {"expand"},

@@ -147,9 +147,9 @@ def _run_remote(
 ) -> None:
     """A named query on another SPARQL endpoint: names looked up there, the query sent."""
     from kg.cli.output import write_result
+    from kg.query.binding import bind_resolved
     from kg.query.named import run_remote, with_values
     from kg.query.remote import Endpoint
-    from kg.query.resolve import bind_resolved
     from kg.rdf.results import SelectResult
 
     source = Endpoint(endpoint, timeout=timeout)  # names are looked up there
