@@ -107,7 +107,6 @@ class NamedQuery:
         }
 
 
-
 # --- parameter values ----------------------------------------------------------------------
 
 
@@ -119,7 +118,6 @@ def iri_term(value: str, what: str) -> Term:
             "percent-encode that character"
         )
     return Term("uri", value)
-
 
 
 def _iri_value(param: Parameter, value: str, iris: Iris) -> Term:
@@ -176,7 +174,6 @@ def to_term(param: Parameter, value: str, iris: Iris) -> Term:
     if flag is None:
         raise ParameterError(f"{what} takes true or false, not {value[:40]!r}")
     return Term("literal", "true" if flag else "false", XSD.boolean)
-
 
 
 def bind(
