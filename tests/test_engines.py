@@ -33,9 +33,9 @@ import pytest
 from typer.testing import CliRunner
 
 from kg.errors import NotFoundError
+from kg.query.binding import resolve_values
 from kg.query.named import NamedQuery, bind, load_queries, parse_assignments, run_local
 from kg.query.remote import Endpoint, parse_sparql_json
-from kg.query.resolve import resolve_values
 from kg.rdf.engine import parse_to_ntriples
 from kg.rdf.results import GraphResult, QueryResult, SelectResult, Term
 from kg.rdf.sparql_scan import located_tokens, scan

@@ -149,10 +149,12 @@ COVERED = {
     "kg.rdf.store": {"GraphStore"},
     "kg.query.stats": {"compute"},
     "kg.query.resolve": {"resolve", "resolve_values", "bind_resolved"},
+    "kg.query.binding": {"bind", "resolve_values", "bind_resolved"},
     "kg.query.named": {
         "stream_local", "run_local", "prepare_local", "bind", "load_queries", "find_query",
         "parse_assignments", "markdown_list", "with_values", "run_remote",
     },
+    "kg.query.rewrite": {"prepare_local", "with_values"},
     "kg.query.remote": {"Endpoint"},
     "kg.query.leaderboard": {"load", "metric_param", "resolve_board"},
     "kg.search": {"StoreSearch", "rebuild", "Upkeep"},

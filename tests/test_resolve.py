@@ -233,3 +233,53 @@ def test_a_pages_lookup_gives_the_thing_or_the_nearest_names(store: GraphStore) 
     assert "paper" in LARGE_KINDS
     assert lookup(store, "paper", "Self-training with Noisy Studnt", BASE) == {"candidates": []}
     assert lookup(store, "task", "\x00", BASE) == {"candidates": []}
+
+
+@pytest.mark.parametrize(
+    ("query", "given", "plain", "iri"),
+    [
+        ("tasks-in-area", {"area": "NLP"}, {"area": "Natural Language Processing"},
+         f"{BASE}area/natural-language-processing"),
+        ("leaderboard",
+         {"task": "https://paperswithcode.com/task/image-classification",
+          "dataset": "https://paperswithcode.com/dataset/imagenet", "metric": "Top 1 Accuracy"},
+         {"task": "Image Classification", "dataset": "ImageNet", "metric": "Top 1 Accuracy"},
+         f"{BASE}task/image-classification"),
+    ],
+)
+def test_a_pwc_url_or_an_area_abbreviation_names_the_same_thing_on_every_face(
+    readme_store: Path, cli: CliRunner, query: str, given: dict[str, str],
+    plain: dict[str, str], iri: str,
+) -> None:
+    """The one resolver (kg.query.resolve) reads a Papers-with-Code URL and an area's
+    abbreviation alike for `kg query NAME --param` and the server's named query (its
+    bound text, its rows and its page): the same IRI, the same rows as the thing's name."""
+    import csv
+    import io
+
+    from starlette.testclient import TestClient
+
+    from kg.serve.app import ServerConfig, create_app
+    from kg.serve.pool import Source
+
+    def cli_rows(values: dict[str, str]) -> list[list[str]]:
+        params = [a for k, v in values.items() for a in ("--param", f"{k}={v}")]
+        out = run(cli, "--store", str(readme_store), "query", query, *params, "-f", "csv")
+        assert out.exit_code == 0, out.output
+        return list(csv.reader(io.StringIO(out.stdout)))
+
+    shown = run(cli, "--store", str(readme_store), "query", query, "--show-sparql",
+                *[a for k, v in given.items() for a in ("-p", f"{k}={v}")])
+    assert shown.exit_code == 0 and f"<{iri}>" in shown.stdout, shown.output
+    rows = cli_rows(given)
+    assert len(rows) > 1 and rows == cli_rows(plain)
+    app = create_app(Source(path=readme_store), ServerConfig(base_iri=BASE, workers=1))
+    with TestClient(app, base_url="http://kg.test") as client:
+        text = client.get(f"/queries/{query}/sparql", params=given)
+        assert text.status_code == 200 and f"<{iri}>" in text.text
+        assert text.text.strip() == shown.stdout.strip()
+        served = client.get(f"/queries/{query}", params={**given, "format": "csv"})
+        assert served.status_code == 200, served.text
+        assert list(csv.reader(io.StringIO(served.text))) == rows
+        page = client.get(f"/queries/{query}", params=given, headers={"accept": "text/html"})
+        assert page.status_code == 200 and iri in page.text

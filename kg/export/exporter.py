@@ -558,7 +558,7 @@ def subset_query(
     if store is None:
         bindings = bind(query, params, base_iri)
     else:
-        from kg.query.resolve import bind_resolved
+        from kg.query.binding import bind_resolved
 
         bindings = bind_resolved(store, query, params, base_iri)
     prepared = prepare_local(query.sparql, bindings)

@@ -56,7 +56,8 @@ from kg.graph.content import VERSION as CONTENT_VERSION
 from kg.graph.content import ContentIndex
 from kg.graph.incidence import Incidence, load_incidence
 from kg.graph.relations import ALL, relation_names
-from kg.graph.similarity import SimilarityIndex, metric_named
+from kg.graph.scoring import metric_named
+from kg.graph.similarity_index import SimilarityIndex
 from kg.graph.suggest import VERSION as SUGGEST_VERSION
 from kg.graph.suggest import Model, Trained, Votes, read_text, train
 from kg.rdf.store import GraphStore

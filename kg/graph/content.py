@@ -68,7 +68,7 @@ import scipy.sparse as sp
 
 from kg.graph.incidence import Incidence
 from kg.graph.relations import RELATIONS
-from kg.graph.similarity import bm25_idf
+from kg.graph.scoring import bm25_idf
 from kg.rdf.store import GraphStore
 from kg.rdf.vocab import KG, STD
 from kg.search.index import normalised_words

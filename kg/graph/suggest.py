@@ -44,7 +44,9 @@ from kg.graph.content import ContentIndex, Match, read_texts
 from kg.graph.holdout import Evidence, block_ranks, metrics, relation_columns, split
 from kg.graph.incidence import Incidence, labels
 from kg.graph.relations import RELATIONS, SUGGEST_KINDS, fallback_label
-from kg.graph.similarity import SimilarityIndex, bm25_idf, metric_named, resolve_paper
+from kg.graph.scoring import bm25_idf, metric_named
+from kg.graph.similarity import resolve_paper
+from kg.graph.similarity_index import SimilarityIndex
 from kg.ingest.identity import possibly_same_dataset
 from kg.rdf.store import GraphStore
 

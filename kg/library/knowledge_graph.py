@@ -172,8 +172,8 @@ class KnowledgeGraph(GraphViews, Exports, Loading):
         >>> print(g.prepare("papers-by-author", author="Goro Kobayashi").splitlines()[-1])
         ORDER BY DESC(?date) ?paper
         """
+        from kg.query.binding import bind_resolved
         from kg.query.named import with_values
-        from kg.query.resolve import bind_resolved
 
         named = self._named(name)
         values = {k: param_text(v) for k, v in params.items()}

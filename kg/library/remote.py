@@ -45,8 +45,8 @@ class RemoteGraph:
     def prepare(self, name: str | NamedQuery, /, **params: ParamValue) -> str:
         """The named query's SPARQL with `params` bound as VALUES, names looked up on the
         endpoint (as `KnowledgeGraph.prepare` looks them up in the store)."""
+        from kg.query.binding import bind_resolved
         from kg.query.named import find_query, with_values
-        from kg.query.resolve import bind_resolved
 
         named = find_query(name) if isinstance(name, str) else name
         values = {k: param_text(v) for k, v in params.items()}

@@ -26,7 +26,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from kg.errors import AmbiguousNameError, Param, ParameterError, UnknownNameError
 from kg.ingest.identity import (
@@ -41,9 +41,6 @@ from kg.rdf.engine import iri_error
 from kg.rdf.results import QueryResult, SelectResult, Term
 from kg.rdf.terms import is_absolute_iri, safe_iri
 from kg.rdf.vocab import KG, STD
-
-if TYPE_CHECKING:
-    from kg.query.named import NamedQuery
 
 
 class Source(Protocol):
@@ -220,6 +217,31 @@ def _candidate_iris(kind: Kind, text: str, iris: Iris) -> list[str]:
         if slug and name != "paper":
             out.append(getattr(iris, name)(slug))
     return out
+
+
+#: What a local key `<kind>/<…>` may start with: the kinds of thing, and the other things
+#: kg gives a key (an `iri` query parameter without a `class:` takes any of them).
+KEY_KINDS: tuple[str, ...] = (*KINDS, "repo-kind", "graph", "collection", "leaderboard", "dump")
+
+
+def iri_of(kind_name: str | None, text: str, base_iri: str) -> str | None:
+    """The IRI `text` names by its syntax alone, without a lookup: a local key of any kind,
+    else the most literal reading of `_candidate_iris` for `kind_name` (a Papers-with-Code
+    URL gives the thing's IRI, an area's abbreviation the area's), else the slug rule's;
+    an absolute IRI for no kind. None when `text` reads as no IRI (a bad repository)."""
+    iris = Iris(base_iri)
+    if text.startswith(":"):  # the compact form kg's tables print, `:paper/<slug>`
+        text = text[1:]
+    if not is_absolute_iri(text) and "/" in text and text.split("/", 1)[0] in KEY_KINDS:
+        return safe_iri(iris.base + text)
+    if kind_name is None:
+        return text if is_absolute_iri(text) else None
+    found = _candidate_iris(kind_of(kind_name), text, iris)
+    if found:
+        return found[0]
+    if kind_name in ("paper", "method", "task", "dataset", "area"):
+        return str(getattr(iris, kind_name)(text))
+    return None
 
 
 def _check_text(text: str, kind: Kind, parameter: str | None) -> str:
@@ -421,7 +443,7 @@ def resolve_metric(
     return match_metric(text, metric_names(source, task, dataset), parameter=parameter)
 
 
-def _resolve_all(
+def resolve_all(
     source: Source, kinds: Mapping[str, str], values: Mapping[str, str], base_iri: str
 ) -> dict[str, str]:
     """Each value of `values` named in `kinds` (parameter -> kind) resolved: a thing to its
@@ -438,33 +460,6 @@ def _resolve_all(
     return out
 
 
-def resolve_values(
-    source: Source, query: NamedQuery, values: Mapping[str, str], base_iri: str
-) -> dict[str, str]:
-    """`values` with each value of a query parameter that names a kind of thing (`class:`)
-    replaced by that thing's IRI, and each metric by its name as the store spells it, found
-    in `source`; other values as given."""
-    kinds = {
-        name: param.cls for name in values
-        if (param := query.param(name)) is not None and param.cls is not None
-        and (param.cls in KINDS or param.cls == METRIC)
-    }
-    return {**values, **_resolve_all(source, kinds, values, base_iri)}
-
-
-def bind_resolved(
-    source: Source, query: NamedQuery, values: Mapping[str, str], base_iri: str
-) -> dict[str, Term]:
-    """The query's parameters bound as terms: every value's form checked first, then each
-    name, slug or id of a `class:` parameter looked up in `source` (`resolve_values`)."""
-    from kg.query.named import bind
-
-    bindings = bind(query, values, base_iri)
-    if any(p.cls for p in query.params if p.name in values):
-        bindings = bind(query, resolve_values(source, query, values, base_iri), base_iri)
-    return bindings
-
-
 def resolved_reply(
     source: Source, kinds: Mapping[str, str], values: Mapping[str, str], base_iri: str
 ) -> dict[str, object]:
@@ -472,7 +467,7 @@ def resolved_reply(
     that crosses a process boundary: {"values": {...}} or, on a miss or an ambiguity,
     {"error": class name, "message", "parameter", "candidates"} (see `raise_reply`)."""
     try:
-        return {"values": _resolve_all(source, kinds, values, base_iri)}
+        return {"values": resolve_all(source, kinds, values, base_iri)}
     except (UnknownNameError, AmbiguousNameError) as exc:
         return {
             "error": type(exc).__name__,

@@ -7,65 +7,36 @@ one module that imports pyoxigraph):
 - kg.rdf.merge: the default graph holds the merge of the named graphs, each triple once;
 - kg.rdf.journal: writes are journalled, and a writer recovers what a crash cut short;
 - kg.rdf.snapshots: the writer publishes a checkpoint at the end of each whole write, and
-  readers beside it open the newest one, pinned: they see whole writes only.
+  readers beside it open the newest one, pinned: they see whole writes only;
+- kg.rdf.compaction: a compaction in place when it pays, or a compact copy;
+- kg.rdf.store_export: the store read out whole (dumps, N-Quads/N-Triples, digests).
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
-import os
-import shutil
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TypeVar
 
 from kg.errors import StoreBusyError, StoreError, StoreMissingError
 from kg.rdf import journal, merge, snapshots, stamp
-from kg.rdf.engine import BinaryWriter, Engine, QueryDataset, check_query_text, supports_datasets
+from kg.rdf.compaction import COMPACT_FROM as COMPACT_FROM
+from kg.rdf.compaction import COMPACT_GROWTH as COMPACT_GROWTH
+from kg.rdf.compaction import Compaction as Compaction
+from kg.rdf.compaction import compact_copy, compaction_pays
+from kg.rdf.engine import Engine, QueryDataset, check_query_text, supports_datasets
 from kg.rdf.results import AskResult, GraphResult, QueryResult, SelectStream, Term
 from kg.rdf.sparql_scan import scan
+from kg.rdf.store_export import StoreExport
 from kg.rdf.vocab import JOURNAL_GRAPH
 
 T = TypeVar("T")
 
 
-#: From this many bytes on disk, a full compaction after a large ingest pays (see
-#: `compact_if_it_pays`). As Oxigraph configures RocksDB (dynamic level sizes, a 512 MiB
-#: base, LZ4 from the level below the base down), the last level of an index is compressed
-#: only once the index is past 512 MiB; an ingest leaves most of its data uncompressed in the
-#: base level above it, and a full compaction moves it down, compressed: the archive's store
-#: went from 17,282 to 10,125 MiB in 195 s. Below that the last level is the base itself,
-#: uncompressed, and a compaction only rewrites it (+2.4 % at a tenth of the archive). The
-#: six indexes of the named graphs hold about 11 % of a store's bytes each, so from 6 GiB on
-#: each is past 512 MiB, even once compressed to about 0.6 of its size.
-COMPACT_FROM = 6 * 2**30
-#: ...and when the writes since the last compaction grew the store by at least this share:
-#: a small ingest into a large store leaves little uncompressed, and a compaction rewrites
-#: every index (195 s at the archive's size).
-COMPACT_GROWTH = 0.25
-
-
-@dataclass(frozen=True)
-class Compaction:
-    """What one compaction (`GraphStore.rebuild`, `GraphStore.compact_if_it_pays`) did: the
-    store's bytes on disk before, the copy's or the store's after, and the seconds it took."""
-
-    bytes_before: int
-    bytes_after: int
-    seconds: float
-
-    def as_dict(self) -> dict[str, int | float]:
-        return {
-            "bytes_before": self.bytes_before,
-            "bytes_after": self.bytes_after,
-            "seconds": round(self.seconds, 3),
-        }
-
-
-class GraphStore:
+class GraphStore(StoreExport):
     """An Oxigraph store, on disk or in memory, as kg uses it."""
 
     def __init__(self, engine: Engine, path: Path | None, read_only: bool) -> None:
@@ -422,7 +393,7 @@ class GraphStore:
         if at_least is None or self.path is None or self.read_only:
             return None
         before = stamp.size_on_disk(self.path)
-        if before < at_least or before - grown_from < COMPACT_GROWTH * before:
+        if not compaction_pays(before, grown_from, at_least):
             return None
         start = time.perf_counter()
         self.optimize()
@@ -454,38 +425,7 @@ class GraphStore:
         engine = self._writable()  # the one writer: nothing changes while we dump
         if self.path is None:
             raise StoreError("a memory store has no files to rebuild")
-        into = Path(into)
-        if into.exists():
-            raise StoreError(f"{into} exists: give a new directory for the compact copy")
-        if engine.has_graph(JOURNAL_GRAPH):  # cannot be: a writer recovers on opening
-            raise StoreError(f"the store at {self.path} has a batch in flight; open it again")
-        into.parent.mkdir(parents=True, exist_ok=True)
-        for stale in into.parent.glob(f".{into.name}.partial-*"):
-            shutil.rmtree(stale, ignore_errors=True)
-        partial = into.with_name(f".{into.name}.partial-{os.getpid()}")
-        dump = partial / "dump.nq"
-        before = stamp.size_on_disk(self.path)
-        start = time.perf_counter()
-        try:
-            stamp.stamp(partial)  # before the store's first file, as `open` does
-            engine.dump_nquads_file(dump)
-            copy = Engine.open(partial)
-            copy.bulk_load_nquads_file(dump)
-            copy.flush()
-            if snapshots.PUBLISHING:  # its readers open it as any store's
-                snapshots.publish(copy, partial)
-            del copy
-            dump.unlink()
-            if merge.merge_only(self.path):
-                merge.mark_merge_only(partial)
-            for name in beside:
-                if (self.path / name).is_dir():
-                    shutil.copytree(self.path / name, partial / name)
-            os.rename(partial, into)
-        except BaseException:
-            shutil.rmtree(partial, ignore_errors=True)
-            raise
-        return Compaction(before, stamp.size_on_disk(into), time.perf_counter() - start)
+        return compact_copy(engine, self.path, Path(into), beside)
 
     # -- reading ---------------------------------------------------------------------------
     def graph_hashes(self, graphs: list[str]) -> dict[str, str]:
@@ -674,87 +614,3 @@ class GraphStore:
         """Whether the default graph is derived (the merge of the named graphs, which then
         exist) rather than data of its own (a memory store of a CONSTRUCT result)."""
         return self.keeps_merge() and self._engine.has_graph_besides(JOURNAL_GRAPH)
-
-    # -- dumping ---------------------------------------------------------------------------
-    def dump(
-        self,
-        out: IO[bytes] | str | Path,
-        fmt: str,
-        *,
-        graph: str | None = None,
-        prefixes: dict[str, str] | None = None,
-        include_merge: bool = False,
-    ) -> None:
-        """Write the store (or one graph) natively. Triple formats get the merge (the
-        default graph) unless `graph`; dataset formats the named graphs, and the default
-        graph's merge too with `include_merge` (what the store holds, for benchmarks)."""
-        datasets = supports_datasets(fmt)
-        if graph is not None:
-            self._engine.dump_graph(out, fmt, graph, prefixes)
-        elif datasets:
-            skip_default = self.derived_default() and not include_merge
-            own = self._own_query(skip_default)
-            self._engine.dump_dataset(out, fmt, prefixes, skip_default=skip_default, own=own)
-        elif self.keeps_merge():
-            self._engine.dump_graph(out, fmt, None, prefixes)
-        else:
-            self._engine.dump_union(out, fmt, prefixes)
-
-    def quads_nquads(self, graph: str | None = None) -> Iterator[str]:
-        """Every quad of the named graphs (or of one graph) as an N-Quads line, in store
-        order: what the sources state. The default graph comes too only when it is data of
-        its own (`derived_default`)."""
-        skip_default = graph is None and self.derived_default()
-        own = self._own_query(skip_default)
-        yield from self._engine.quads_nquads(graph, skip_default=skip_default, own=own)
-
-    def _own_query(self, wanted: bool) -> str | None:
-        """The query for the default graph's own triples (see `has_own_default`), when
-        `wanted` and the store may hold some."""
-        return merge.OWN_DEFAULT if wanted and not merge.merge_only(self.path) else None
-
-    def has_own_default(self) -> bool:
-        """Whether the default graph states triples that no named graph states (written by
-        a SPARQL update or `load` into the default graph): dataset exports keep those."""
-        if merge.merge_only(self.path):
-            return False
-        return self._engine.ask(f"ASK {{ {merge.OWN_PATTERN} }}")
-
-    def merge_ntriples(self) -> Iterator[str]:
-        """The default graph (the merge) as N-Triples lines, in store order."""
-        yield from self._engine.merge_ntriples()
-
-    # -- exporting (kg.export) ----------------------------------------------------------------
-    def pending_graphs(self) -> set[str]:
-        """Graphs that a batch in flight has listed in the journal.
-
-        A read-only snapshot taken mid-batch sees them half-written, so exports leave them out.
-        """
-        return self._engine.graph_subjects(JOURNAL_GRAPH)
-
-    def graph_ntriples(self, graph: str | None, out: BinaryWriter, *, own: bool = False) -> None:
-        """One graph's triples (None: the default graph) as N-Triples lines, written natively
-        into `out` in 8 KiB pieces, in store order. With `own`, only the default graph's
-        triples that no named graph states (its own statements, not the merge's copies)."""
-        if graph is None and own:
-            self._engine.construct_ntriples(merge.OWN_DEFAULT, out)
-            return
-        self._engine.graph_ntriples(graph, out)
-
-    def subject_lines_by_graph(self, subject: bytes) -> dict[str | None, list[bytes]]:
-        """The N-Triples lines about the IRI token `subject` (`<…>`), graph by graph (None:
-        the default graph; not the journal), in Oxigraph's own N-Triples form."""
-        return self._engine.subject_lines_by_graph(subject)
-
-    def triple_graphs(self, ntriples_line: bytes) -> list[str | None]:
-        """The graphs (None: the default graph) that hold the triple on one N-Triples line."""
-        return self._engine.triple_graphs(ntriples_line)
-
-    def canonical_union_digest(self) -> str:
-        """A SHA-256 over the canonical N-Triples of the union of all graphs, each triple once
-        (isomorphism by hash, for formats without named graphs)."""
-        return self._engine.canonical_union_digest(self.keeps_merge)
-
-    def canonical_digest(self, exclude_predicates: Iterable[str] = ()) -> str:
-        """A SHA-256 over the canonical N-Quads of the whole store (isomorphism by hash)."""
-        return self._engine.canonical_digest(exclude_predicates)

@@ -132,7 +132,9 @@ class StoreSearch:
         counts: bool = True,
         empty_ok: bool = False,
     ) -> Results:
-        """One page of hits with the number of hits in all and per class (Searcher.find)."""
+        """One page of hits with the number of hits in all and per class: the one search
+        front (`search` is its first page), over the ranking of kg.search.query.Searcher,
+        which takes the same arguments."""
         if type_ is not None and type_ not in CLASSES:
             raise UsageError(
                 f"{{parameter}} {type_[:40]!r} is not a class; use one of: {', '.join(CLASSES)}",
@@ -141,7 +143,7 @@ class StoreSearch:
         searcher = self.searcher()
         with self._lock:
             return searcher.find(
-                text, type_=type_, page=page, limit=limit, snippets=snippets, counts=counts,
+                text, type_, page=page, limit=limit, snippets=snippets, counts=counts,
                 empty_ok=empty_ok,
             )
 

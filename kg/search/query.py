@@ -222,24 +222,11 @@ class Searcher:
         state = t.Query.term_query(schema, "type", "_state")
         return t.Query.boolean_query([(t.Occur.Must, query), (t.Occur.MustNot, state)])
 
-    def search(
-        self,
-        text: str,
-        *,
-        type_: str | None = None,
-        limit: int = 10,
-        snippets: bool = True,
-        empty_ok: bool = False,
-    ) -> list[Hit]:
-        """The best `limit` hits (`find`'s first page, without counting)."""
-        return self.find(text, type_=type_, limit=limit, snippets=snippets, counts=False,
-                         empty_ok=empty_ok).hits
-
     def find(
         self,
         text: str,
-        *,
         type_: str | None = None,
+        *,
         page: int = 1,
         limit: int = 10,
         snippets: bool = True,
