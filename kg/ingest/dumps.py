@@ -44,7 +44,7 @@ from kg.ingest.mapping import (
     web_iri,
 )
 from kg.ingest.values import iso_date
-from kg.rdf.terms import integer, literal, safe_iri, segment, typed
+from kg.rdf.terms import literal, safe_iri, segment, typed
 from kg.rdf.vocab import KG, STD, XSD, iri
 
 PAPERS = "papers-with-abstracts"
@@ -205,21 +205,9 @@ class DumpMapper(RecordMapper):
     def code_link(
         self, p: str, paper_iri: str, url: str, where: str, position: int | None = None
     ) -> str:
-        """The paper's code link to `url` (the same node records and the links dump give),
-        with its 1-based place in the list the source gives (`schema:position`), if any."""
-        ref = self.repo_ref(url, where)
-        repo = self.repo(ref)
-        node = iri(f"{paper_iri}/code/{code_link_key(ref)}")
-        self.add(p, KG.codeLink, node)
-        self.add(p, KG.hasRepository, repo)
-        self.add(node, STD.type, KG.CodeLink)
-        self.add(node, KG.repository, repo)
-        self.add(node, KG.linkedUrl, iri(ref.link_url))
-        if ref.path:
-            self.add(node, KG.repositoryPath, literal(ref.path))
-        if position is not None:
-            self.add(node, STD.position, integer(position))
-        return node
+        """The paper's code link to `url`, a repository URL checked as a dump's
+        (`repo_ref`), mapped as every source's (`add_code_link`)."""
+        return self.add_code_link(p, paper_iri, self.repo_ref(url, where), position)
 
     def titled_links(self, obj: Obj, key: str, s: str) -> None:
         """`[{title, url}]` (or URL strings): `rdfs:seeAlso` each URL, labelled by its title."""

@@ -362,6 +362,25 @@ class RecordMapper:
         self.share(node, KG.host, literal(ref.key.split("/", 1)[0]))
         return node
 
+    def add_code_link(
+        self, p: str, paper_iri: str, ref: RepoRef, position: int | None = None
+    ) -> str:
+        """The paper's code link to the repository `ref`: one node under the paper's IRI,
+        whichever source names it (records, the links dump, the evaluation tables' rows),
+        with its 1-based place in the list the source gives (`schema:position`), if any."""
+        repo = self.repo(ref)
+        node = iri(f"{paper_iri}/code/{code_link_key(ref)}")
+        self.add(p, KG.codeLink, node)
+        self.add(p, KG.hasRepository, repo)
+        self.add(node, STD.type, KG.CodeLink)
+        self.add(node, KG.repository, repo)
+        self.add(node, KG.linkedUrl, iri(ref.link_url))
+        if ref.path:
+            self.add(node, KG.repositoryPath, literal(ref.path))
+        if position is not None:
+            self.add(node, STD.position, integer(position))
+        return node
+
     # -- the record ------------------------------------------------------------------------
     def map(self) -> Mapped:
         root = self.root
@@ -490,7 +509,6 @@ class RecordMapper:
             url = link.text("repo_url", required=True)
             assert url is not None
             ref = repository_ref(url, link.where("repo_url"))
-            repo = self.repo(ref)
             node_iri = f"{self.paper_iri}/code/{code_link_key(ref)}"
             if node_iri in seen:
                 first, where = seen[node_iri]
@@ -508,15 +526,7 @@ class RecordMapper:
                     )
                 continue
             seen[node_iri] = (link.source, link.where("repo_url").removesuffix(".repo_url"))
-            node = iri(node_iri)
-            self.add(p, KG.codeLink, node)
-            self.add(p, KG.hasRepository, repo)
-            self.add(node, STD.type, KG.CodeLink)
-            self.add(node, KG.repository, repo)
-            self.add(node, KG.linkedUrl, iri(ref.link_url))
-            if ref.path:
-                self.add(node, KG.repositoryPath, literal(ref.path))
-            self.add(node, STD.position, integer(position))  # the record's order
+            node = self.add_code_link(p, self.paper_iri, ref, position)  # the record's order
             self.flag(link, "is_official", node, KG.isOfficial)
             self.flag(link, "mentioned_in_paper", node, KG.mentionedInPaper)
             self.flag(link, "mentioned_in_github", node, KG.mentionedInGithub)
