@@ -31,7 +31,7 @@ from kg.ingest.dumps.provenance import (
     dump_units,
     entry_provenance,
 )
-from kg.ingest.mapping import Kind
+from kg.ingest.units import Kind
 
 __all__ = [
     "ARCHIVE",

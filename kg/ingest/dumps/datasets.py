@@ -11,7 +11,7 @@ from kg.ingest.dumps.mapper import keys_of, url_has
 from kg.ingest.dumps.methods import MethodMapper
 from kg.ingest.dumps.provenance import DATASETS
 from kg.ingest.identity import pwc_slug, slug_from_url
-from kg.ingest.mapping import Mapped, canonical_json
+from kg.ingest.units import Mapped, canonical_json
 from kg.rdf.terms import literal, segment
 from kg.rdf.vocab import KG, STD, iri
 

@@ -14,7 +14,8 @@ from kg.ingest.dumps.mapper import DumpMapper, date_year, keys_of
 from kg.ingest.dumps.provenance import EVALUATION, dump_name, entry_provenance
 from kg.ingest.fields import Obj
 from kg.ingest.identity import arxiv_id, clean_name, pwc_slug, slug_from_url
-from kg.ingest.mapping import Context, Mapped, canonical_json, content_hash, result_id, result_keys
+from kg.ingest.mapper import result_id, result_keys
+from kg.ingest.units import Context, Mapped, canonical_json, content_hash
 from kg.ingest.values import iso_date
 from kg.rdf.terms import literal, segment, typed
 from kg.rdf.vocab import KG, STD, XSD, iri

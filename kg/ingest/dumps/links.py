@@ -9,7 +9,8 @@ from kg.errors import RecordError
 from kg.ingest.dumps.mapper import DumpMapper, keys_of
 from kg.ingest.dumps.provenance import LINKS
 from kg.ingest.identity import arxiv_id, slug_from_url
-from kg.ingest.mapping import Mapped, code_link_key
+from kg.ingest.mapper import code_link_key
+from kg.ingest.units import Mapped
 from kg.rdf.vocab import KG, iri
 
 

@@ -14,7 +14,8 @@ from kg.errors import RecordError
 from kg.ingest.dumps.provenance import dump_name, entry_provenance
 from kg.ingest.fields import Obj
 from kg.ingest.identity import AREA_ABBREVIATIONS, RepoRef, pwc_slug, repository
-from kg.ingest.mapping import Context, Mapped, RecordMapper, content_hash, web_iri
+from kg.ingest.mapper import Mapper, web_iri
+from kg.ingest.units import Context, Mapped, content_hash
 from kg.rdf.terms import literal, safe_iri, segment, typed
 from kg.rdf.vocab import KG, STD, XSD, iri
 
@@ -45,7 +46,7 @@ def date_year(date: str | None) -> str | None:
     return date[:4] if date and date[:4].isdigit() else None
 
 
-class DumpMapper(RecordMapper):
+class DumpMapper(Mapper):
     """Maps one dump item; subclasses map one kind. Helpers shared by the kinds."""
 
     kind = ""

@@ -10,7 +10,8 @@ from kg.ingest.dumps.mapper import DumpMapper, keys_of, url_has
 from kg.ingest.dumps.provenance import METHODS
 from kg.ingest.fields import Obj
 from kg.ingest.identity import arxiv_id, slug_from_url, title_key
-from kg.ingest.mapping import Mapped, web_iri
+from kg.ingest.mapper import web_iri
+from kg.ingest.units import Mapped
 from kg.rdf.terms import segment
 from kg.rdf.vocab import KG, STD, iri
 

@@ -11,7 +11,7 @@ from kg.ingest.dumps.mapper import DumpMapper, date_year, keys_of
 from kg.ingest.dumps.provenance import PAPERS
 from kg.ingest.fields import Obj
 from kg.ingest.identity import arxiv_id, pwc_slug, slug_from_url
-from kg.ingest.mapping import Context, Mapped
+from kg.ingest.units import Context, Mapped
 from kg.rdf.terms import literal, segment
 from kg.rdf.vocab import KG, STD, iri
 

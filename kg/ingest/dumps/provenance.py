@@ -9,7 +9,7 @@ import re
 from collections.abc import Callable, Iterable
 
 from kg.ingest.identity import licence_iri
-from kg.ingest.mapping import Context, Mapped, Triple, content_hash
+from kg.ingest.units import Context, Mapped, Triple, content_hash
 from kg.rdf.terms import literal, typed
 from kg.rdf.vocab import KG, STD, XSD, iri
 
