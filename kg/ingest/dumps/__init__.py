@@ -6,7 +6,9 @@ file and snapshot). A newer dump replaces, entity by entity, exactly what an old
 Papers are named through the run's alias index (`Context.paper`), so a paper known by slug,
 by arXiv id and by title is one node (docs/identity.md).
 
-`DUMP_KINDS` lists them; `kg.ingest.ingestor.KINDS` adds them to the record kind.
+`DUMP_KINDS` lists them; `kg.ingest.ingestor.KINDS` adds them to the record kind. Each kind
+has its module (papers, links, methods, datasets, evaluation) over `DumpMapper` (mapper) and
+the dumps' provenance (provenance).
 """
 
 from __future__ import annotations
