@@ -619,7 +619,7 @@ def test_a_paper_cited_again_is_stated_once_and_reported_each_time(
 ) -> None:
     """Rows of several tables citing one paper with the same code links state it in one
     part graph, but each reports what it leaves out or does not know, as when each was
-    mapped on its own (a repeated part is not mapped again, kg/ingest/dumps.py `part`)."""
+    mapped on its own (a repeated part is not mapped again, kg/ingest/dumps/evaluation.py `part`)."""
     good = {"title": "a/b", "url": "https://github.com/a/b"}
     odd = {"title": "c/d", "url": "https://github.com/c/d", "stars": 5}
     bad = {"title": "e/f", "url": "not a repository"}

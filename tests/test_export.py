@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 from kg.errors import KgError, NotFoundError, StoreError, UsageError
 from kg.export.exporter import construct, export, export_file, subset_query
 from kg.export.jsonld import Compactor, context
+from kg.ingest.dumps import EVALUATION, METHODS
 from kg.ingest.identity import Iris
 from kg.ingest.ingestor import ingest
 from kg.rdf.formats import WRITABLE_RDF as FORMATS
@@ -124,12 +125,12 @@ def test_statement_counts_match_the_store(seed_store: GraphStore, fmt: str) -> N
 @pytest.fixture(scope="module")
 def dump_store() -> GraphStore:
     """The real methods dump and the sota-extractor task files, ingested with kg."""
-    pytest.importorskip("kg.ingest.dumps", reason="the dump ingest (issue 3) has not landed")
     files = sorted((RAW_DIR / "pwc-methods-2022").glob("*.json.gz"))
     files += sorted((RAW_DIR / "sota-extractor-tasks").glob("*.json"))
     store = GraphStore.memory()
     report = ingest(store, [str(f) for f in files], base_iri=BASE)
     assert report.rejected == 0 and report.read > 2000
+    assert report.kinds[METHODS] > 1000 and report.kinds[EVALUATION] > 0  # read as dumps
     return store
 
 
@@ -153,7 +154,6 @@ def test_dump_slices_state_triples_in_several_graphs_and_the_union_writes_them_o
 @pytest.mark.slow
 @pytest.mark.parametrize("fmt", ALL)
 def test_every_format_round_trips_on_all_the_raw_slices(fmt: str) -> None:
-    pytest.importorskip("kg.ingest.dumps", reason="the dump ingest (issue 3) has not landed")
     store = GraphStore.memory()
     files = sorted(p for p in RAW_DIR.glob("*/*") if p.name.endswith((".json", ".json.gz")))
     assert ingest(store, [str(f) for f in files], base_iri=BASE).rejected == 0

@@ -20,7 +20,7 @@ from kg.errors import RecordError
 from kg.ingest.dumps import ARCHIVE, DumpMapper, EvaluationMapper, entry_provenance
 from kg.ingest.fields import Obj
 from kg.ingest.identity import arxiv_id, clean_name, licence_iri, pwc_slug
-from kg.ingest.mapping import Context, Mapped, content_hash
+from kg.ingest.units import Context, Mapped, content_hash
 from kg.ingest.values import iso_date
 from kg.rdf.terms import literal, segment, typed
 from kg.rdf.vocab import KG, STD, XSD, iri

@@ -14,190 +14,41 @@ Where triples live (see docs/ontology.md):
 from __future__ import annotations
 
 import hashlib
-import json
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
-from kg.config import MAX_ARRAY_ITEMS, MAX_FIELD_CHARS
 from kg.errors import RecordError
-from kg.ingest.fields import Obj, invalid_unicode_path
-from kg.ingest.identity import (
-    Iris,
-    RepoRef,
-    arxiv_id,
-    licence_iri,
-    pwc_slug,
-    repository,
-    slug_from_url,
+from kg.ingest.fields import Obj
+from kg.ingest.identity import Iris, arxiv_id, pwc_slug, slug_from_url
+from kg.ingest.mapper import (
+    WEB_SCHEMES,
+    Mapper,
+    code_link_key,
+    repository_ref,
+    result_id,
+    result_keys,
+    web_iri,
 )
-from kg.ingest.values import iso_date, iso_datetime, metric_value, proceeding
-from kg.rdf.engine import iri_error
-from kg.rdf.terms import boolean, integer, is_absolute_iri, literal, safe_iri, segment, typed
+from kg.ingest.units import Context, Kind, Mapped, Triple, canonical_json, content_hash
+from kg.rdf.terms import integer, literal, safe_iri, segment, typed
 from kg.rdf.vocab import KG, STD, XSD, iri
 
-Triple = str  # "s p o" in N-Triples syntax, without the final " ."
-
-
-def canonical_json(value: Any) -> str:
-    """Sorted, compact JSON: the form hashed for change detection and kept in rdf:JSON literals."""
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-
-
-def content_hash(data: Any) -> str:
-    """kg's content hash of a JSON value: sha256 of its canonical JSON, as `sha256:<hex>`.
-
-    A value holding a lone surrogate cannot become UTF-8 N-Quads: it is a RecordError that
-    names the field."""
-    try:
-        encoded = canonical_json(data).encode("utf-8")
-    except UnicodeEncodeError:
-        where = invalid_unicode_path(data) or ""
-        raise RecordError("holds invalid Unicode (a lone surrogate)", field=where) from None
-    return "sha256:" + hashlib.sha256(encoded).hexdigest()
-
-
-@dataclass
-class Mapped:
-    """One mapped unit (a record, or one entity of a dump) ready to be written."""
-
-    graph: str  # named-graph IRI; also the Record node's IRI
-    subject: str  # the main entity's IRI (the paper, for a record)
-    content_hash: str
-    triples: list[Triple] = field(default_factory=list)  # in `graph`
-    shared: list[Triple] = field(default_factory=list)  # in the entities graph
-    unknown_keys: list[str] = field(default_factory=list)
-    # input values (or whole entries) that did not land, each as "where (why)"
-    not_mapped: list[str] = field(default_factory=list)
-    entries_not_mapped: list[str] = field(default_factory=list)  # whole entries, with why
-
-    def nquads(self, entities_graph: str) -> str:
-        g = f" <{self.graph}> .\n"
-        e = f" <{entities_graph}> .\n"
-        return g.join(self.triples) + g + (e.join(self.shared) + e if self.shared else "")
-
-
-class PaperResolver(Protocol):
-    """Gives a paper one IRI across sources (kg.ingest.aliases.PaperAliases does, for a run)."""
-
-    def paper(
-        self, *, slug: str | None, arxiv: str | None, title: str | None, year: str | None
-    ) -> str: ...
-
-    def settled(self, lines: list[str]) -> list[str]: ...
-
-
-@dataclass(frozen=True)
-class Context:
-    """What a mapping needs beyond the record: where IRIs live and ingest provenance."""
-
-    iris: Iris
-    source_file: str = ""
-    ingested_at: str | None = None  # xsd:dateTime lexical form
-    max_chars: int = MAX_FIELD_CHARS
-    max_items: int = MAX_ARRAY_ITEMS  # items per array (authors, links, samples, results…)
-    snapshot: str | None = None  # the input's snapshot date (YYYY-MM-DD), for dump provenance
-    papers: PaperResolver | None = None  # the run's alias index; None: the plain identity rule
-    licence: str | None = None  # the dumps' licence IRI, as the user gave it (--licence)
-    attribution: str | None = None  # the dumps' attribution page (--attribution)
-    fetched_from: str | None = None  # the URL kg fetch downloaded the file from (its manifest)
-    memo: dict[str, Any] = field(default_factory=dict)  # per-run scratch space of the mappers
-
-    def paper(
-        self,
-        *,
-        slug: str | None = None,
-        arxiv: str | None = None,
-        title: str | None = None,
-        year: str | None = None,
-    ) -> str:
-        """A paper's IRI: by slug, else arXiv id, else title and year (docs/identity.md)."""
-        if self.papers is not None:
-            return self.papers.paper(slug=slug, arxiv=arxiv, title=title, year=year)
-        if slug:
-            return self.iris.paper(slug)
-        if arxiv:
-            return self.iris.paper_by_arxiv(arxiv)
-        if title:
-            return self.iris.paper_by_title(title, year)
-        raise RecordError("names no paper: give a /paper/<slug> URL, an arXiv id or a title")
-
-    def settled(self, lines: list[str]) -> list[str]:
-        """N-Triples `lines` with each paper IRI the run has since learnt a better one for
-        rewritten to it (kg.ingest.aliases.PaperAliases.settled)."""
-        return lines if self.papers is None else self.papers.settled(lines)
-
-
-def result_id(
-    task_key: str | None, dataset_key: str | None, metric: str, model: Any, raw: str
-) -> str:
-    """The local id of one leaderboard value: the same value from any source is one node.
-
-    The task and the dataset enter by their keys (slugs; `parent/sub` for a subdataset),
-    not their names: "WMT2016 English--Romanian" and "WMT2016 English-Romanian" are one
-    dataset, so a row listed under both is one result (docs/dumps.md)."""
-    key = canonical_json([task_key, dataset_key, metric, model, raw]).encode()
-    return hashlib.sha1(key).hexdigest()[:16]
-
-
-def result_keys(
-    iris: Iris, task: str | None, dataset: str | None
-) -> tuple[str | None, str | None]:
-    """The keys a result's id hashes: its task's and its dataset's IRIs after `task/` and
-    `dataset/` (their slugs; `parent/sub` for a subdataset), None where it names none."""
-    task_key = task.removeprefix(f"{iris.base}task/") if task else None
-    dataset_key = dataset.removeprefix(f"{iris.base}dataset/") if dataset else None
-    return task_key, dataset_key
-
-
-def code_link_key(ref: RepoRef) -> str:
-    """`<host>/<owner>/<name>[/-/<path>]`: a code link's IRI under its paper's."""
-    tail = "/".join(segment(s) for s in ref.key.split("/"))
-    if ref.path:
-        tail += "/-/" + "/".join(segment(s) for s in ref.path.split("/"))
-    return tail
-
-
-#: The schemes of the links kg keeps: pages and files on the web. A `javascript:` or
-#: `data:` URL in a link field is no link, and a page that shows it must never make it one.
-WEB_SCHEMES = frozenset({"http", "https", "ftp"})
-
-
-def web_iri(value: str, where: str, schemes: frozenset[str] = WEB_SCHEMES) -> str:
-    """A URL from the data as a safe absolute IRI, or a RecordError naming the field.
-
-    >>> web_iri("https://arxiv.org/abs/2004.10102", "url_abs")
-    'https://arxiv.org/abs/2004.10102'
-    >>> try:
-    ...     web_iri("javascript:alert(1)", "url_abs")
-    ... except RecordError as exc:
-    ...     print(str(exc)[:64])
-    field 'url_abs': 'javascript:alert(1)' is not a web URL (its sch
-    """
-    text = value.strip()
-    if not is_absolute_iri(text):
-        raise RecordError(f"{text[:80]!r} is not an absolute URL", field=where)
-    scheme = text.split(":", 1)[0].lower()
-    if scheme not in schemes:
-        kept = sorted(schemes)
-        raise RecordError(
-            f"{text[:80]!r} is not a web URL (its scheme is {scheme[:20] + ':'!r}; kg keeps "
-            f"{', '.join(kept[:-1])} and {kept[-1]} links)",
-            field=where,
-        )
-    target = safe_iri(text)
-    problem = iri_error(target)
-    if problem:
-        raise RecordError(f"{text[:80]!r} is not a valid URL ({problem})", field=where)
-    return target
-
-
-def repository_ref(url: str, where: str) -> RepoRef:
-    """A repository URL from the data, normalised, or a RecordError naming the field."""
-    ref = repository(url)
-    if ref is None or iri_error(ref.url):
-        raise RecordError(f"{url[:80]!r} is not a repository URL", field=where)
-    return ref
+# kept importable from here, where callers have long found them
+__all__ = [
+    "WEB_SCHEMES",
+    "Context",
+    "Kind",
+    "Mapped",
+    "RecordMapper",
+    "Triple",
+    "canonical_json",
+    "content_hash",
+    "map_record",
+    "paper_identity",
+    "record_slug",
+    "result_id",
+    "result_keys",
+    "web_iri",
+]
 
 
 def record_slug(obj: Obj) -> str | None:
@@ -240,129 +91,9 @@ def paper_identity(obj: Obj, iris: Iris) -> tuple[str, str]:
     return paper, iris.local_key(paper)
 
 
-class RecordMapper:
+class RecordMapper(Mapper):
     """Maps one seed-format record. Use `map_record`; one instance per record."""
 
-    def __init__(self, data: Any, ctx: Context) -> None:
-        if not isinstance(data, dict):
-            raise RecordError(f"a record must be a JSON object, got {type(data).__name__}")
-        self.ctx = ctx
-        self.iris = ctx.iris
-        self.root = Obj(data, max_chars=ctx.max_chars, max_items=ctx.max_items)
-        self.data = data
-        self.t: list[Triple] = []
-        self.s: list[Triple] = []
-        self.not_mapped: list[str] = []  # values left out, each named with its reason
-
-    # -- helpers ---------------------------------------------------------------------------
-    def add(self, s: str, p: str, o: str) -> None:
-        self.t.append(f"{s} {p} {o}")
-
-    def share(self, s: str, p: str, o: str) -> None:
-        self.s.append(f"{s} {p} {o}")
-
-    def text(self, obj: Obj, key: str, s: str, p: str) -> str | None:
-        value = obj.text(key)
-        if value is not None:
-            self.add(s, p, literal(value))
-        return value
-
-    def flag(self, obj: Obj, key: str, s: str, p: str) -> None:
-        value = obj.flag(key)
-        if value is not None:
-            self.add(s, p, boolean(value))
-
-    def number(self, obj: Obj, key: str, s: str, p: str) -> None:
-        value = obj.integer(key)
-        if value is not None:
-            self.add(s, p, integer(value))
-
-    def link(self, obj: Obj, key: str, s: str, p: str) -> str | None:
-        value = obj.text(key)
-        if value is None:
-            return None
-        target = web_iri(value, obj.where(key))
-        self.add(s, p, iri(target))
-        return target
-
-    def licence(self, obj: Obj, key: str, s: str, p: str) -> None:
-        """A licence document's URL as its one IRI (identity.licence_iri)."""
-        value = obj.text(key)
-        if value is not None:
-            self.add(s, p, iri(web_iri(licence_iri(value), obj.where(key))))
-
-    def title(self, obj: Obj, key: str, p: str) -> None:
-        """A paper's title: dcterms:title, and rdfs:label so that generic clients show it."""
-        value = self.text(obj, key, p, STD.title)
-        if value is not None:
-            self.add(p, STD.label, literal(value))
-
-    def json_literal(self, obj: Obj, key: str, s: str, p: str) -> None:
-        value = obj.raw(key)
-        if value is None:
-            return
-        try:
-            text = canonical_json(value)
-        except (RecursionError, ValueError) as exc:
-            raise RecordError(f"cannot be kept as JSON: {exc}", field=obj.where(key)) from None
-        if len(text) > self.ctx.max_chars:
-            raise RecordError("JSON value is longer than the field limit", field=obj.where(key))
-        self.add(s, p, typed(text, STD.JSON[1:-1]))
-
-    def date(self, obj: Obj, key: str, s: str, p: str) -> None:
-        value = obj.text(key)
-        if value is None:
-            return
-        parsed = iso_date(value)
-        if parsed is None:
-            raise RecordError(f"{value[:40]!r} is not a date (YYYY-MM-DD)", field=obj.where(key))
-        self.add(s, p, typed(parsed, XSD.date))
-
-    def datetime(self, obj: Obj, key: str, s: str, p: str) -> None:
-        value = obj.text(key)
-        if value is None:
-            return
-        parsed = iso_datetime(value)
-        if parsed is None:
-            raise RecordError(f"{value[:40]!r} is not an ISO date-time", field=obj.where(key))
-        self.add(s, p, typed(parsed, XSD.dateTime))
-
-    def entity(self, node: str, cls: str, label_p: str, label: str | None) -> str:
-        """Declare a shared entity (type and label) in the entities graph; a label given by
-        a specific property (foaf:name, skos:prefLabel) is also its rdfs:label."""
-        n = iri(node)
-        self.share(n, STD.type, cls)
-        if label:
-            self.share(n, label_p, literal(label))
-            if label_p != STD.label:
-                self.share(n, STD.label, literal(label))
-        return n
-
-    def slugged(self, obj: Obj, slug_key: str, name_key: str, kind: str) -> tuple[str, str | None]:
-        """A task/method/dataset reference: by slug, else by PwC's slug rule on the name."""
-        slug = obj.text(slug_key)
-        name = obj.text(name_key)
-        if not slug:
-            if not name:
-                raise RecordError(f"needs {slug_key!r} or {name_key!r}", field=obj.where(slug_key))
-            slug = pwc_slug(name) or name.strip()
-        return slug, name
-
-    def repo_kind(self, kind: str) -> str:
-        """A repository kind of the controlled vocabulary, declared as a SKOS concept."""
-        node = self.entity(self.iris.repo_kind(kind), KG.RepoKind, STD.prefLabel, kind)
-        self.share(node, STD.type, STD.skos_Concept)
-        return node
-
-    def repo(self, ref: RepoRef) -> str:
-        node = self.entity(
-            self.iris.repository(ref), KG.Repository, STD.label, ref.key.split("/", 1)[-1]
-        )
-        self.share(node, STD.codeRepository, iri(ref.url))
-        self.share(node, KG.host, literal(ref.key.split("/", 1)[0]))
-        return node
-
-    # -- the record ------------------------------------------------------------------------
     def map(self) -> Mapped:
         root = self.root
         # Hashed first: a lone surrogate anywhere (a key, a value kept as JSON) rejects the
@@ -418,30 +149,6 @@ class RecordMapper:
             not_mapped=self.not_mapped,
         )
 
-    def map_proceeding(self, p: str) -> None:
-        raw = self.root.text("proceeding")
-        if not raw:
-            return
-        self.add(p, KG.proceeding, literal(raw))
-        parsed = proceeding(raw)
-        if parsed is None:
-            return
-        venue = self.entity(self.iris.venue(parsed.venue), KG.Venue, STD.label, parsed.venue)
-        self.add(p, KG.venue, venue)
-        if parsed.year is not None:
-            self.add(p, KG.venueYear, integer(parsed.year))
-        if parsed.month is not None:
-            self.add(p, KG.venueMonth, integer(parsed.month))
-
-    def map_authors(self, p: str) -> None:
-        for position, name in enumerate(self.root.texts("authors"), start=1):
-            author = self.entity(self.iris.author(name), KG.Author, STD.foaf_name, name.strip())
-            ship = iri(f"{self.paper_iri}/authorship/{position}")
-            self.add(p, STD.creator, author)
-            self.add(p, KG.authorship, ship)  # a kg:Authorship by its range: not stated
-            self.add(ship, KG.author, author)
-            self.add(ship, KG.position, integer(position))
-            self.add(ship, KG.authorName, literal(name))
 
     def map_concepts(self, p: str) -> None:
         root = self.root
@@ -490,7 +197,6 @@ class RecordMapper:
             url = link.text("repo_url", required=True)
             assert url is not None
             ref = repository_ref(url, link.where("repo_url"))
-            repo = self.repo(ref)
             node_iri = f"{self.paper_iri}/code/{code_link_key(ref)}"
             if node_iri in seen:
                 first, where = seen[node_iri]
@@ -508,15 +214,7 @@ class RecordMapper:
                     )
                 continue
             seen[node_iri] = (link.source, link.where("repo_url").removesuffix(".repo_url"))
-            node = iri(node_iri)
-            self.add(p, KG.codeLink, node)
-            self.add(p, KG.hasRepository, repo)
-            self.add(node, STD.type, KG.CodeLink)
-            self.add(node, KG.repository, repo)
-            self.add(node, KG.linkedUrl, iri(ref.link_url))
-            if ref.path:
-                self.add(node, KG.repositoryPath, literal(ref.path))
-            self.add(node, STD.position, integer(position))  # the record's order
+            node = self.add_code_link(p, self.paper_iri, ref, position)  # the record's order
             self.flag(link, "is_official", node, KG.isOfficial)
             self.flag(link, "mentioned_in_paper", node, KG.mentionedInPaper)
             self.flag(link, "mentioned_in_github", node, KG.mentionedInGithub)
@@ -561,20 +259,6 @@ class RecordMapper:
                     self.add(node, KG.modelName, literal(model))
                 self.add_metric(node, name, raw)
 
-    def metric_text(self, obj: Obj, key: str, value: Any) -> str:
-        if isinstance(value, bool) or value is None or not isinstance(value, str | int | float):
-            raise RecordError("expected a metric value (string or number)", field=obj.where(key))
-        return value if isinstance(value, str) else repr(value)
-
-    def add_metric(self, node: str, name: str, raw: str) -> None:
-        self.add(node, KG.metricName, literal(name))
-        self.add(node, KG.metricValue, literal(raw))
-        parsed = metric_value(raw)
-        if parsed.number is not None:
-            self.add(node, KG.metricNumber, typed(parsed.number, XSD.decimal))
-            self.add(node, KG.metricIsPercent, boolean(parsed.percent))
-        if parsed.spread is not None:
-            self.add(node, KG.metricSpread, typed(parsed.spread, XSD.decimal))
 
     def map_provenance(self, g: str, p: str) -> None:
         ctx = self.ctx
@@ -708,20 +392,3 @@ def map_record(data: Any, ctx: Context) -> Mapped:
         return RecordMapper(data, ctx).map()
     except RecursionError:
         raise RecordError("is nested too deeply to read") from None
-
-
-@dataclass(frozen=True)
-class Kind:
-    """One kind of input item: how to recognise it and how to map it.
-
-    `priority` orders the files of one run (lower first): sources that name papers by slug
-    go before those that name them only by arXiv id or title, so fewer IRIs need renaming
-    (kg.ingest.aliases). `file_units` maps what a whole file says (a dump's provenance node); it is
-    called once per file, with the context of its first item.
-    """
-
-    name: str
-    detect: Callable[[Any], bool]
-    map: Callable[[Any, Context], Iterable[Mapped]]
-    priority: int = 1
-    file_units: Callable[[Context], Iterable[Mapped]] | None = None

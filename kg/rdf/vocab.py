@@ -212,7 +212,7 @@ class KG:
     extractedResults = _kg("extractedResults")
     pendingLoad = _kg("pendingLoad")
 
-    # Papers-with-Code dumps (kg/ingest/dumps.py; graph layout in docs/dumps.md)
+    # Papers-with-Code dumps (kg/ingest/dumps/; graph layout in docs/dumps.md)
     Dump = _kg("Dump")
     DumpEntry = _kg("DumpEntry")
     Area = _kg("Area")

@@ -28,7 +28,7 @@ from kg.errors import RecordError, SourceError, UsageError
 from kg.ingest import api
 from kg.ingest.identity import pwc_slug
 from kg.ingest.ingestor import Ingestor, IngestReport
-from kg.ingest.mapping import Context, Mapped, content_hash
+from kg.ingest.units import Context, Mapped, content_hash
 from kg.rdf.store import GraphStore
 from kg.rdf.terms import segment
 from kg.rdf.vocab import KG
