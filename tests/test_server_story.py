@@ -21,7 +21,7 @@ from kg.graph.incidence import load_incidence
 from kg.graph.similarity import shared, similar
 from kg.rdf.results import Term
 from kg.rdf.store import GraphStore
-from kg.serve.story import lower_is_better, rank_of
+from kg.serve.pages.paper import lower_is_better, rank_of
 from tests.serve_support import BASE, client_for, memory_store
 
 A = "attention-module-is-not-only-a-weight"
