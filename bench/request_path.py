@@ -12,9 +12,13 @@ What it prints, from the request's first kg function to its response:
 
 * the modules of kg/serve the request enters, in order (a module's consecutive calls
   collapsed into one step), each with the lower layers it calls (kg.rdf, kg.graph …);
-* for each module, how often it is entered, and the **returns**: the times the request
-  comes back into a module it left, i.e. a module entered while it is still on the
-  request's stack below another module (A -> B -> A: a piece that sits in the wrong room).
+* for each module, how often it is entered;
+* the **rooms path**: the same order with the helper modules (those that call no other
+  module of kg/serve in this request: rows, labels, render …) folded into their callers,
+  and how often the request steps back into a room it already passed;
+* the **returns**: the times the request comes back into a module it left while that module
+  is still on the request's stack below another one (A -> B -> A: a callback, a piece
+  that sits in the wrong room).
   An asyncio task's caller is the function that made its coroutine
   (`sys.set_coroutine_origin_tracking_depth`), so a query gathered by a page counts as the
   page's call, not the event loop's.
@@ -117,6 +121,8 @@ class Tracer:
             return  # not kg's, or a coroutine resumed
         with self.lock:
             parent = self._caller(frame)
+            if parent is self.root and self.root.children:
+                return  # a background task (the pool's watcher), not the request's
             node = parent if parent.module == module else Node(module, parent)
             if node is not parent:
                 parent.children.append(node)
@@ -167,8 +173,20 @@ def _collapse(node: Node, scope: str) -> list[tuple[Node, Counter[str]]]:
     return out
 
 
+def _scope_below(node: Node, scope: str) -> bool:
+    return any(c.module.startswith(scope) or _scope_below(c, scope) for c in node.children)
+
+
 def report(tracer: Tracer, scope: str) -> dict[str, Any]:
     steps = _collapse(tracer.root, scope)
+    # helpers: modules that call no other module of the scope in this request (rows,
+    # labels, render …): tools used in a room, folded into their callers on the rooms path
+    calls_on = {n.module for n, _ in steps if _scope_below(n, scope)}
+    helpers = {n.module for n, _ in steps} - calls_on
+    rooms: list[str] = []
+    for node, _ in steps:
+        if node.module not in helpers and (not rooms or rooms[-1] != node.module):
+            rooms.append(node.module)
     path: list[tuple[str, Counter[str]]] = []
     for node, below in steps:
         if path and path[-1][0] == node.module:
@@ -181,7 +199,13 @@ def report(tracer: Tracer, scope: str) -> dict[str, Any]:
         for node, _ in steps
         if node.module in [a for a in node.ancestors() if a.startswith(scope)]
     ]
-    return {"path": path, "entered": entered, "returns": returns}
+    return {
+        "path": path,
+        "entered": entered,
+        "returns": returns,
+        "rooms": rooms,
+        "helpers": sorted(helpers),
+    }
 
 
 def main() -> None:
@@ -198,7 +222,9 @@ def main() -> None:
         server = app.state.server
         async with server.lifespan(app):
             real = server.pool
-            server.pool = InProcessPool(store, real.generation)
+            holders = [h for h in (server, getattr(server, "pages", None)) if hasattr(h, "pool")]
+            for holder in holders:  # the server's pool, and the pages' where they hold it
+                holder.pool = InProcessPool(store, real.generation)
             transport = httpx.ASGITransport(app=app)
             try:
                 async with httpx.AsyncClient(transport=transport, base_url="http://kg") as client:
@@ -215,7 +241,8 @@ def main() -> None:
                         sys.setprofile(None)
                         tracer.nodes.clear()
             finally:
-                server.pool = real
+                for holder in holders:
+                    holder.pool = real
 
     response = asyncio.run(serve())
     assert response.status_code == 200, response.status_code
@@ -232,6 +259,14 @@ def main() -> None:
     steps = len(found["path"])
     print(f"modules: {distinct}; steps: {steps}; steps back into a module already passed: "
           f"{steps - distinct}")
+    rooms = found["rooms"]
+    print("rooms path (helper modules folded into their callers: "
+          + ", ".join(found["helpers"]) + "):")
+    print("  " + " -> ".join(rooms))
+    again = Counter(rooms) - Counter(set(rooms))
+    print(f"rooms: {len(set(rooms))}; steps back into a room already passed: "
+          f"{len(rooms) - len(set(rooms))}"
+          + (f"  ({', '.join(f'{m} x{n}' for m, n in again.most_common())})" if again else ""))
     back = Counter(found["returns"])
     print(f"returns into a module left (still on the stack below another): {len(found['returns'])}"
           + (f"  ({', '.join(f'{m} x{n}' for m, n in back.most_common())})" if back else ""))

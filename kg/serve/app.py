@@ -256,9 +256,7 @@ class KgServer:
         )
         #: The site's pages (kg.serve.pages): the front page, entities, leaderboards, feeds,
         #: the named queries' pages, and what they made at this store version.
-        self.pages = Pages(
-            lambda: self.running, config.base_iri, config.public_base, lambda: self.queries
-        )
+        self.pages = Pages(config.base_iri, config.public_base)
         #: The warm-up's task while it runs (kg serve's /health says so).
         self.warming: asyncio.Task[None] | None = None
 
@@ -268,7 +266,7 @@ class KgServer:
             self.queries = load_queries(self.config.queries_dir)
         except NotFoundError:
             self.queries = {}
-        self.pages.load_editor()
+        self.pages.load_queries(self.queries)
 
     def reload(self) -> None:
         """SIGHUP: reopen store snapshots and reread the named queries."""
@@ -303,7 +301,7 @@ class KgServer:
             self.on_failed_start(exc)  # the runner stops the server and reports it once
             yield
             return
-        self.pool = pool
+        self.pool = self.pages.pool = pool
         rewarm: asyncio.Task[None] | None = None
         if self.config.warm > 0:
             self.warming = asyncio.create_task(self.warm_up())
@@ -329,7 +327,7 @@ class KgServer:
                     task.cancel()
                     with contextlib.suppress(asyncio.CancelledError, KgError):
                         await task
-            self.pool = None
+            self.pool = self.pages.pool = None
             await pool.close()
 
     async def _rewarm(self, pool: QueryPool) -> None:

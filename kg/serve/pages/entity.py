@@ -3,10 +3,11 @@
 template rendered with the context. Asked for RDF (Accept or `?format=`), the same path
 answers the entity's statements (kg.serve.linked_data).
 
-`answer` is the route's handler: it reads the entity's description and, for a paper, the
-paper's sources (kg.serve.pages.paper) in one round of the workers; `entity_page` shapes
-them. Every page also gets its `sources` (kg.serve.pages.provenance: the records and dumps
-that state it) for the footer, and the description's statements.
+`answer` is the route's handler: it reads the entity's description (`describe`) and, for
+a paper, hands it to the paper's page (kg.serve.pages.paper.page), which gathers its own
+sources meanwhile, in the same round of the workers; `entity_page` makes the other kinds'.
+Every page also gets its `sources` (kg.serve.pages.provenance: the records and dumps that
+state it) for the footer, and the description's statements.
 """
 
 from __future__ import annotations
@@ -36,10 +37,6 @@ TEMPLATES = {
 }
 
 
-async def _none() -> None:
-    return None
-
-
 async def answer(request: Request, pool: Any, base: str) -> Response:
     """GET of an entity's path: its page for a browser, else its statements as RDF."""
     raw_path = request.scope.get("raw_path") or request.url.path.encode()
@@ -53,55 +50,76 @@ async def answer(request: Request, pool: Any, base: str) -> Response:
             f"an entity is offered as {conneg.offered(conneg.PAGE_OFFERS)}\n", status_code=406
         )
     html = media_type == conneg.HTML
-    cap = linked_data.INCOMING_HTML_LIMIT if html else linked_data.INCOMING_RDF_LIMIT
-    # Whether it names a graph, and (as it most often does not) its description and a
-    # paper's sources, all in the workers at once: one round trip less for an entity.
-    graph, outgoing, incoming, early = await asyncio.gather(
+    if not html:
+        ntriples = await statements(pool, iri)
+        return Response(
+            graph_text(ntriples, rdf_format(media_type).name),
+            media_type=conneg.content_type(media_type),
+            headers={"Vary": "Accept"},
+        )
+    # The description, and (for a paper) the paper's sources meanwhile: the workers that
+    # would wait for the description run the paper's queries (one round trip less).
+    reading = asyncio.ensure_future(describe(pool, iri, linked_data.INCOMING_HTML_LIMIT))
+    try:
+        context = None
+        if kind_of(iri, base) == "paper":
+            context = await paper.page(pool, iri, base, reading)
+        desc = await reading
+    finally:
+        if not reading.done():
+            reading.cancel()
+    if context is not None:
+        context["kind"] = "paper"
+        return html_response(render("paper.html", context))
+    pages = request.query_params.getlist("page")
+    if len(pages) > 1:
+        raise UsageError(f"give the 'page' parameter once, not {len(pages)} times")
+    number = page_number(pages[0] if pages else None)
+    return html_response(await entity_page(pool, desc, base, number=number))
+
+
+async def describe(pool: Any, iri: str, cap: int) -> Description:
+    """The entity's description for its page: its statements (or a graph's contents, with
+    their labels) and those pointing at it, up to `cap` (NotFoundError: none at all)."""
+    graph, outgoing, incoming = await asyncio.gather(
         pool.result(linked_data.is_graph_query(iri)),
         pool.result(linked_data.outgoing_query(iri)),
-        pool.result(linked_data.incoming_query(iri, labels=html, limit=cap + 1)),
-        paper.early_story(pool, iri, base) if html else _none(),
+        pool.result(linked_data.incoming_query(iri, labels=True, limit=cap + 1)),
     )
     is_graph = isinstance(graph, AskResult) and graph.value
-    if is_graph and not html:
+    if is_graph:
+        outgoing = await pool.result(linked_data.graph_rows_query(iri))
+        incoming = SelectResult(["s", "p"], [])
+    assert isinstance(outgoing, SelectResult) and isinstance(incoming, SelectResult)
+    desc = linked_data.describe(iri, outgoing, incoming, cap + 1)
+    if desc.empty:
+        raise NotFoundError(f"the graph holds nothing about {iri}")
+    desc.is_graph = is_graph
+    return desc
+
+
+async def statements(pool: Any, iri: str) -> str:
+    """The entity's statements as sorted N-Triples (a graph's: its contents)."""
+    cap = linked_data.INCOMING_RDF_LIMIT
+    graph, outgoing, incoming = await asyncio.gather(
+        pool.result(linked_data.is_graph_query(iri)),
+        pool.result(linked_data.outgoing_query(iri)),
+        pool.result(linked_data.incoming_query(iri, labels=False, limit=cap + 1)),
+    )
+    if isinstance(graph, AskResult) and graph.value:
         contents = await pool.result(linked_data.graph_contents_query(iri))
         assert isinstance(contents, GraphResult)
-        ntriples = "".join(sorted(contents.ntriples.splitlines(keepends=True)))
-    else:
-        if is_graph:
-            outgoing = await pool.result(linked_data.graph_rows_query(iri))
-            incoming = SelectResult(["s", "p"], [])
-        assert isinstance(outgoing, SelectResult) and isinstance(incoming, SelectResult)
-        desc = linked_data.describe(iri, outgoing, incoming, cap + 1)
-        if desc.empty:
-            raise NotFoundError(f"the graph holds nothing about {iri}")
-        if html:
-            pages = request.query_params.getlist("page")
-            if len(pages) > 1:
-                raise UsageError(f"give the 'page' parameter once, not {len(pages)} times")
-            number = page_number(pages[0] if pages else None)
-            body = await entity_page(
-                pool, desc, base, is_graph=is_graph, number=number,
-                early=None if is_graph else early,
-            )
-            return html_response(body)
-        ntriples = desc.ntriples()
-    body_rdf = graph_text(ntriples, rdf_format(media_type).name)
-    return Response(
-        body_rdf, media_type=conneg.content_type(media_type), headers={"Vary": "Accept"}
-    )
+        return "".join(sorted(contents.ntriples.splitlines(keepends=True)))
+    assert isinstance(outgoing, SelectResult) and isinstance(incoming, SelectResult)
+    desc = linked_data.describe(iri, outgoing, incoming, cap + 1)
+    if desc.empty:
+        raise NotFoundError(f"the graph holds nothing about {iri}")
+    return desc.ntriples()
 
 
-async def entity_page(
-    pool: Any,
-    desc: Description,
-    base: str,
-    *,
-    is_graph: bool = False,
-    number: int = 0,
-    early: paper.PaperStory | None = None,
-) -> str:
-    """The page for a described entity (a named graph's page when `is_graph`)."""
+async def entity_page(pool: Any, desc: Description, base: str, *, number: int = 0) -> str:
+    """The page for a described entity (a named graph's page when it names a graph)."""
+    is_graph = desc.is_graph
     view = Labeller(desc, base)
     context: dict[str, Any] = page_context(desc, view, is_graph=is_graph)
     iri = desc.iri
@@ -111,7 +129,7 @@ async def entity_page(
         context.update(await items.build("graph", pool, view, number))
         template = "graph.html"
     elif kind == "paper" and typed(view, "Paper"):
-        found = early if early is not None else await paper.paper_story(pool, iri, base)
+        found = await paper.paper_story(pool, iri, base)
         context.update(paper.paper_context(view, found), folded=True)
         template = "paper.html"
     elif kind in items.BUILDERS:

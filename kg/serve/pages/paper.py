@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import bisect
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -26,7 +26,7 @@ from typing import Any
 from kg.errors import KgError
 from kg.rdf.results import AskResult, Term, decimal_value
 from kg.rdf.vocab import PAPER_TO
-from kg.serve.linked_data import Labeller, Value, local_href
+from kg.serve.linked_data import Description, Labeller, Value, local_href, page_context
 from kg.serve.pages.provenance import provenance, provenance_query, sources
 from kg.serve.pages.rows import (
     DC,
@@ -39,6 +39,7 @@ from kg.serve.pages.rows import (
     lower_is_better,
     sample,
     text_of,
+    typed,
 )
 
 MAX_REPOSITORIES = 60
@@ -513,6 +514,22 @@ async def paper_story(pool: Any, iri: str, base: str) -> PaperStory:
     results = dict(zip(names, found[:-2], strict=True))
     results["results"] = result_rows(results["results"].term_rows())
     return PaperStory(results, data, error, suggestions, suggestions_error)
+
+
+async def page(
+    pool: Any, iri: str, base: str, described: Awaitable[Description]
+) -> dict[str, Any] | None:
+    """A paper's page context: its story (after one ASK that it is a kg:Paper) gathered
+    while the server reads the entity's description (`described`, already running), then
+    the two shaped together. None where the IRI names no paper, or a graph: the entity's
+    own page then shows it."""
+    desc, found = await asyncio.gather(described, early_story(pool, iri, base))
+    view = Labeller(desc, base)
+    if found is None or desc.is_graph or not typed(view, "Paper"):
+        return None
+    context: dict[str, Any] = page_context(desc, view)
+    context.update(paper_context(view, found), folded=True)
+    return context
 
 
 async def early_story(pool: Any, iri: str, base: str) -> PaperStory | None:

@@ -3,8 +3,8 @@ the query editor, the named queries' list and pages, leaderboards, feeds and eve
 page. Each handler gathers its page's sources once (in the worker pool, all at once), keeps
 what a store version made in one cache (`StoreVersionCache`), and answers through the one
 `html_response` (kg.serve.pages.respond). The SPARQL protocol, /search's JSON and MCP are
-the server's (kg.serve.app); this module needs from it only its running pool, its base IRI
-and its named queries.
+the server's (kg.serve.app): it gives the pages its base IRI, and then its pool once it
+is up (`pool`) and its named queries whenever it reads them (`load_queries`).
 """
 
 from __future__ import annotations
@@ -26,24 +26,16 @@ from kg.serve.pages.respond import NOSNIFF, StoreVersionCache, html_response
 from kg.serve.pool import QueryPool
 from kg.serve.render import JsonResponse, render
 
-#: What the server gives the pages: its running pool (raises until it is up).
-Running = Callable[[], QueryPool]
-
 
 class Pages:
     """The page handlers over the server's pool, base IRI and named queries."""
 
-    def __init__(
-        self,
-        running: Running,
-        base: str,
-        public_base: str | None,
-        queries: Callable[[], Mapping[str, NamedQuery]],
-    ) -> None:
-        self.running = running
+    def __init__(self, base: str, public_base: str | None = None) -> None:
         self.base = base
         self.public_base = public_base
-        self.queries = queries
+        #: The server's worker pool while it runs (kg.serve.app sets it).
+        self.pool: QueryPool | None = None
+        self.queries: Mapping[str, NamedQuery] = {}
         #: Pages rendered at one store version, by (store generation, what, which): a named
         #: query over the whole store (tasks-in-area: 215 ms of CPU at archive scale 0.1),
         #: the front page and the tasks are made once a store version, as leaderboards are.
@@ -53,8 +45,15 @@ class Pages:
         #: The query editor (static/index.html with the named queries as examples).
         self.editor_html = ""
 
-    def load_editor(self) -> None:
-        self.editor_html = query.editor(self.queries(), self.base, self.public_base)
+    def running(self) -> QueryPool:
+        if self.pool is None:
+            raise KgError("the server is not started")
+        return self.pool
+
+    def load_queries(self, queries: Mapping[str, NamedQuery]) -> None:
+        """The named queries (re)read: their list, pages and the editor's examples."""
+        self.queries = queries
+        self.editor_html = query.editor(queries, self.base, self.public_base)
 
     async def store_sources(self, timeout: float | None = None) -> list[dict[str, Any]]:
         """The footer's sources for a page drawn from the whole store."""
@@ -104,7 +103,7 @@ class Pages:
         return Response(self.editor_html, media_type="text/html; charset=utf-8", headers=NOSNIFF)
 
     async def query_list(self, request: Request) -> Response:
-        named = self.queries()
+        named = self.queries
         if not_found.wants_html(request):
             body = render(
                 "queries.html",
