@@ -18,7 +18,7 @@ from typing import Any
 
 from kg.query.feeds import Feed
 from kg.serve.linked_data import Description, Labeller, local_href
-from kg.serve.pages.provenance import sources, store_sources_query
+from kg.serve.pages.provenance import store_sources
 from kg.serve.pages.rows import KG_NS, PREFIXES, int_of, text_of
 
 KG = KG_NS
@@ -183,14 +183,14 @@ def new_bests(found: Feed | None, base: str, n: int = NEW_BESTS) -> list[dict[st
 async def tasks_context(pool: Any, base: str) -> dict[str, Any]:
     """`/tasks`: every task, by area, each with its number of leaderboards."""
     view = Labeller(Description(base), base)
-    found, found_sources = await asyncio.gather(
-        pool.result(areas_query()), pool.result(store_sources_query())
+    found, footer = await asyncio.gather(
+        pool.result(areas_query()), store_sources(pool, base)
     )
     return {
         "title": "tasks by area",
         "kind": "tasks",
         "areas": areas(view, found.term_rows(), (), shown=None),
-        "sources": sources(view, found_sources.term_rows()),
+        "sources": footer,
     }
 
 
@@ -200,11 +200,11 @@ async def context(
     """What the page shows (`feed`: an awaitable of the site feed, or of None; `timeout`:
     its queries' seconds instead of the pool's, for the warm-up)."""
     view = Labeller(Description(base), base)
-    found_counts, found_areas, found_boards, found_sources, site_feed = await asyncio.gather(
+    found_counts, found_areas, found_boards, footer, site_feed = await asyncio.gather(
         pool.result(counts_query(), timeout=timeout),
         pool.result(areas_query(), timeout=timeout),
         pool.result(boards_query(), timeout=timeout),
-        pool.result(store_sources_query(), timeout=timeout),
+        store_sources(pool, base, timeout),
         feed,
     )
     top = boards(view, found_boards.term_rows())
@@ -215,6 +215,6 @@ async def context(
         "areas": areas(view, found_areas.term_rows(), top),
         "boards": top[:SHOWN_BOARDS],
         "new_bests": new_bests(site_feed, base),
-        "sources": sources(view, found_sources.term_rows()),
+        "sources": footer,
         "feeds": [{"title": "kg: new bests on every leaderboard", "href": "/feeds/sota.atom"}],
     }

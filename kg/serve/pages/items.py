@@ -19,6 +19,7 @@ from kg.query.directions import metric_direction
 from kg.rdf.results import decimal_value
 from kg.rdf.vocab import STD
 from kg.serve.linked_data import Labeller
+from kg.serve.pages import provenance
 from kg.serve.pages.lists import (
     MAX_LIST,
     Rows,
@@ -39,7 +40,7 @@ from kg.serve.pages.lists import (
 from kg.serve.pages.lists import (
     papers as item_papers,
 )
-from kg.serve.pages.provenance import provenance_query, sources
+from kg.serve.pages.provenance import sources
 from kg.serve.pages.rows import (
     DC,
     KG_NS,
@@ -500,19 +501,21 @@ async def graph_page(pool: Any, view: Labeller, number: int) -> dict[str, Any]:
     """A named graph: a record (what it is, its licence and attribution) or a part of a dump
     (the dump it came from), then its statements."""
     iri = view.desc.iri
-    found = await gather(
-        pool,
-        {
-            "facts": facts_query(
-                iri,
-                "rdf:type kg:sourceFile kg:sourceArchive kg:snapshot kg:rowKind kg:readAt "
-                "kg:ingestedAt "
-                "kg:modificationNote kg:nonAffiliation kg:harvestClaim dcterms:license "
-                "kg:attribution kg:republishedBy kg:describes kg:atlasPage kg:developersPage "
-                "prov:wasDerivedFrom foaf:primaryTopic",
-            ),
-            "provenance": provenance_query(iri, graph=True),
-        },
+    found, origins = await asyncio.gather(
+        gather(
+            pool,
+            {
+                "facts": facts_query(
+                    iri,
+                    "rdf:type kg:sourceFile kg:sourceArchive kg:snapshot kg:rowKind kg:readAt "
+                    "kg:ingestedAt "
+                    "kg:modificationNote kg:nonAffiliation kg:harvestClaim dcterms:license "
+                    "kg:attribution kg:republishedBy kg:describes kg:atlasPage "
+                    "kg:developersPage prov:wasDerivedFrom foaf:primaryTopic",
+                ),
+            },
+        ),
+        provenance.rows(pool, iri, graph=True),
     )
     f = facts(view, found["facts"])
     record = KG + "Record" in {t.value for t in f.get(RDF_TYPE, [])}
@@ -529,7 +532,7 @@ async def graph_page(pool: Any, view: Labeller, number: int) -> dict[str, Any]:
         + links(view, f, "http://xmlns.com/foaf/0.1/primaryTopic"),
         "pages": links(view, f, KG + "atlasPage") + links(view, f, KG + "developersPage"),
         "derived_from": links(view, f, "http://www.w3.org/ns/prov#wasDerivedFrom"),
-        "sources": sources(view, found["provenance"]),
+        "sources": sources(view, origins),
     }
 
 

@@ -27,7 +27,8 @@ from kg.errors import KgError
 from kg.rdf.results import AskResult, Term, decimal_value
 from kg.rdf.vocab import PAPER_TO
 from kg.serve.linked_data import Description, Labeller, Value, local_href, page_context
-from kg.serve.pages.provenance import provenance, provenance_query, sources
+from kg.serve.pages import provenance as origins
+from kg.serve.pages.provenance import provenance, sources
 from kg.serve.pages.rows import (
     DC,
     KG_NS,
@@ -116,7 +117,6 @@ WHERE {{
         + f"""SELECT ?x (MIN(?l) AS ?label) WHERE {{
   {{ SELECT DISTINCT ?x WHERE {{ {p} kg:hasResult ?r . ?r kg:onTask|kg:onDataset ?x }} }}
   ?x rdfs:label ?l }} GROUP BY ?x""",
-        "provenance": provenance_query(iri),
     }
 
 
@@ -507,11 +507,15 @@ async def paper_story(pool: Any, iri: str, base: str) -> PaperStory:
             return None, f"Suggested links are not available: {exc}"
 
     found = await asyncio.gather(
-        *(pool.result(queries[n]) for n in names), similar(), suggested()
+        *(pool.result(queries[n]) for n in names),
+        similar(),
+        suggested(),
+        origins.rows(pool, iri),
     )
-    data, error = found[-2]
-    suggestions, suggestions_error = found[-1]
-    results = dict(zip(names, found[:-2], strict=True))
+    data, error = found[-3]
+    suggestions, suggestions_error = found[-2]
+    results = dict(zip(names, found[:-3], strict=True))
+    results["provenance"] = found[-1]
     results["results"] = result_rows(results["results"].term_rows())
     return PaperStory(results, data, error, suggestions, suggestions_error)
 

@@ -112,9 +112,15 @@ def provenance(view: Labeller, rows: list[dict[str, Term]]) -> list[dict[str, An
 
 
 
+async def rows(pool: Any, iri: str, *, graph: bool = False) -> list[dict[str, Term]]:
+    """The provenance query's rows for an entity (a named graph's own with `graph`), run in
+    the worker pool: the one place the pages fetch provenance."""
+    return list((await pool.result(provenance_query(iri, graph=graph))).term_rows())
+
+
 async def entity_sources(pool: Any, view: Labeller) -> list[dict[str, Any]]:
     """The footer's sources of an entity's page: the records and dumps that state it."""
-    return sources(view, (await pool.result(provenance_query(view.desc.iri))).term_rows())
+    return sources(view, await rows(pool, view.desc.iri))
 
 
 async def store_sources(pool: Any, base: str, timeout: float | None = None) -> list[dict[str, Any]]:
