@@ -22,7 +22,7 @@ from kg.query.named import NamedQuery, with_values
 from kg.rdf.results import Term
 from kg.serve import linked_data
 from kg.serve.pages import entity, feeds, home, leaderboard, not_found, provenance, query
-from kg.serve.pages.respond import NOSNIFF, StoreVersionCache, html_response
+from kg.serve.pages.respond import StoreVersionCache, html_response
 from kg.serve.pool import QueryPool
 from kg.serve.render import JsonResponse, render
 
@@ -100,7 +100,7 @@ class Pages:
     # -- the query editor and the named queries --------------------------------------------
     async def editor(self, request: Request) -> Response:
         """The query editor (YASGUI, vendored: it runs scripts, so no page CSP here)."""
-        return Response(self.editor_html, media_type="text/html; charset=utf-8", headers=NOSNIFF)
+        return html_response(self.editor_html, vary=False, csp=None)
 
     async def query_list(self, request: Request) -> Response:
         named = self.queries
