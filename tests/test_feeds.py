@@ -27,7 +27,7 @@ from kg.query.directions import metric_direction
 from kg.query.feeds import PAGE_SIZE, boards, feed_queries, load
 from kg.query.leaderboard import RESULTS, SOURCE
 from kg.rdf.store import GraphStore
-from kg.serve.feeds import feed_context
+from kg.serve.pages.feeds import feed_context
 from kg.serve.render import render
 from tests.raw_tables import RawResult, plain_number, raw_results
 from tests.serve_support import BASE, TestClient, client_for

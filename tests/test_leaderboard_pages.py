@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 from kg.ingest.ingestor import ingest
 from kg.rdf.results import SelectResult
 from kg.rdf.store import GraphStore
-from kg.serve.leaderboards import split_path
+from kg.serve.pages.leaderboard import split_path
 from tests.conftest import run
 from tests.query_data import build, write_mini
 from tests.serve_support import BASE, TestClient, client_for
@@ -196,7 +196,7 @@ def test_one_row_per_table_row_sorted_and_filtered_server_side(
     bad = readme_client.get(IMAGENET, params={"code": "maybe"}, headers=HTML)
     assert bad.status_code == 400 and "1 or 0" in bad.text
     unknown = readme_client.get(IMAGENET, params={"sort": "BLEU"}, headers=HTML)
-    # a browser gets the 404 page (kg.serve.not_found), the message escaped in its HTML
+    # a browser gets the 404 page (kg.serve.pages.not_found), the message escaped in its HTML
     assert unknown.status_code == 404 and "'Top 1 Accuracy'" in html.unescape(unknown.text)
     stray = readme_client.get(IMAGENET, params={"top": "3"}, headers=HTML)
     assert stray.status_code == 400 and "'top'" in stray.text

@@ -110,8 +110,8 @@ def test_every_leaderboard_is_three_clicks_from_the_front_page(
 def test_the_front_page_was_made_at_start_up(client: TestClient) -> None:
     server = client.app.state.server  # type: ignore[attr-defined]
     assert server.warming is None  # done before the first request
-    assert server.feeds.cache.entries  # the site feed, made by the warm-up
-    assert any(k[2] == "home" for k in server.query_pages.entries)
+    assert server.pages.feeds.cache.entries  # the site feed, made by the warm-up
+    assert any(k[2] == "home" for k in server.pages.cache.entries)
 
 
 # --- the query page and the named queries ---------------------------------------------------

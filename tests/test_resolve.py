@@ -224,7 +224,7 @@ def test_the_server_takes_names_and_answers_a_miss_with_json(readme_store: Path)
 
 
 def test_a_pages_lookup_gives_the_thing_or_the_nearest_names(store: GraphStore) -> None:
-    """What a page's path names (kg.serve.not_found): one thing, or "did you mean" names;
+    """What a page's path names (kg.serve.pages.not_found): one thing, or "did you mean" names;
     a large kind (papers) is looked up by its indexes only and offers no nearest names."""
     noisy = lookup(store, "paper", "1911.04252v2", BASE)
     assert noisy["thing"]["key"] == "self-training-with-noisy-student-improves"  # type: ignore[index]

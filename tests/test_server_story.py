@@ -19,9 +19,9 @@ from starlette.testclient import TestClient
 
 from kg.graph.incidence import load_incidence
 from kg.graph.similarity import shared, similar
-from kg.rdf.results import Term
+from kg.rdf.results import SelectResult, Term
 from kg.rdf.store import GraphStore
-from kg.serve.story import lower_is_better, rank_of
+from kg.serve.pages.paper import lower_is_better, rank_of
 from tests.serve_support import BASE, client_for, memory_store
 
 A = "attention-module-is-not-only-a-weight"
@@ -240,3 +240,89 @@ def test_leaderboard_ranks_match_a_count_over_the_tables_json(ranked_client: Tes
     assert sorted(cells) == sorted(want)
     assert ("Accuracy", "91.5", "Ours", "#3 of 6") in cells  # a tie shares the rank
     assert ("Error", "6.75", "Ours large", "#2 of 6") in cells  # lower is better
+
+
+#: Results no finite number ranks (an infinite value, as another source or an update may
+#: state it: kg's own ingest reads "Infinity" as no number), beside the real ones.
+_UNBOUNDED = {"Accuracy": "INF", "Error": "-INF"}
+
+
+@pytest.fixture(scope="module")
+def unbounded(
+    seed_paths: list[Path], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[TestClient, dict[str, str]]]:
+    """The seeds and the tables above, with one more result on each board and metric whose
+    number is ±Infinity (xsd:double); the leaderboards' paths by dataset name."""
+    table = {
+        "task": "Sentiment Analysis", "description": "", "categories": [], "source_link": None,
+        "synonyms": [], "subtasks": [],
+        "datasets": [
+            {"dataset": name, "description": "", "dataset_citations": [], "dataset_links": [],
+             "subdatasets": [], "sota": {"metrics": ["Accuracy", "Error"], "rows": rows}}
+            for name, rows in BOARDS.items()
+        ],
+    }
+    path = tmp_path_factory.mktemp("unbounded") / "evaluation-tables.json"
+    path.write_text(json.dumps([table]), encoding="utf-8")
+    store = memory_store([*seed_paths, path])
+    kg, rdfs = "https://w3id.org/kg/ontology#", "http://www.w3.org/2000/01/rdf-schema#"
+    boards: dict[str, str] = {}
+    for name in BOARDS:
+        found = store.query(
+            f'SELECT ?lb WHERE {{ ?lb a <{kg}Leaderboard> ; <{kg}onDataset> ?d . ?d <{rdfs}label> "{name}" }}'
+        )
+        assert isinstance(found, SelectResult) and len(found.rows) == 1, name
+        lb = found.rows[0][0]
+        assert lb is not None
+        boards[name] = lb.value.removeprefix(BASE)
+        for metric, number in _UNBOUNDED.items():
+            node = f"<{lb.value}/result/unbounded-{metric.lower()}>"
+            store.update(
+                f"""PREFIX kg: <{kg}>
+INSERT {{ GRAPH <{BASE}graph/test-unbounded> {{
+  {node} a kg:EvaluationResult ; kg:inLeaderboard <{lb.value}> ; kg:onTask ?t ;
+    kg:onDataset ?d ; kg:metricName "{metric}" ; kg:metricValue "{number.lower()}" ;
+    kg:metricNumber "{number}"^^<http://www.w3.org/2001/XMLSchema#double> ;
+    kg:modelName "Unbounded" }} }}
+WHERE {{ <{lb.value}> kg:onTask ?t ; kg:onDataset ?d }}"""
+            )
+    with client_for(store, workers=1) as c:
+        yield c, boards
+
+
+def test_a_paper_pages_rank_is_its_leaderboard_pages_rank(
+    unbounded: tuple[TestClient, dict[str, str]],
+) -> None:
+    """With an infinite value on the board, the paper page ranks each of its results where
+    the leaderboard page does (both read numbers by kg.rdf.results.decimal_value: an
+    infinite value is ranked by neither)."""
+    client, boards = unbounded
+    page = client.get(f"/paper/{S}", headers=HTML)
+    assert page.status_code == 200
+    on_paper = [
+        (metric, model, int(rank))
+        for model, row in re.findall(
+            r'<tr><td class="model">([^<]*)</td>(.*?)</tr>',
+            _section(page.text, "results"), re.S,
+        )
+        for metric, rank in re.findall(
+            r'<td class="num" data-label="([^"]*)">[^<]* <span class="rank"[^>]*>#(\d+) of', row
+        )
+    ]
+    on_boards = []
+    for name, path in boards.items():
+        for metric in ("Accuracy", "Error"):
+            board = client.get(f"/{path}?sort={metric}", headers=HTML)
+            assert board.status_code == 200
+            for rank, model in re.findall(
+                r'<td class="num rank">([^<]*)</td>\s*<td class="model">(?:<a [^>]*>)?([^<]*)',
+                board.text,
+            ):
+                if model.startswith("Ours") and rank != "–":
+                    on_boards.append((metric, model, int(rank)))
+                if model == "Unbounded":
+                    assert rank == "–", (name, metric)  # listed, not ranked
+    assert len(on_paper) == 5  # Ours's results with a number: 2 + 2 on SST-2, 1 on IMDb
+    assert sorted(on_paper) == sorted(on_boards)
+    assert ("Accuracy", "Ours large", 2) in on_paper  # only 95.1 ahead, not the infinite one
+    assert ("Error", "Ours large", 2) in on_paper  # only 4.9 ahead, not the -infinite one

@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
 from kg.errors import NotFoundError, Param, ParameterError
@@ -34,7 +34,7 @@ from kg.query.directions import Direction, metric_direction
 from kg.query.flags import FLAGS as FLAGS
 from kg.query.flags import Flag, by_result
 from kg.query.named import bind, load_queries, with_values
-from kg.rdf.results import SelectResult, Term
+from kg.rdf.results import SelectResult, Term, decimal_value
 from kg.rdf.store import GraphStore
 
 RESULTS, CODE, SOURCE = "leaderboard-results", "leaderboard-code", "leaderboard-source"
@@ -273,23 +273,6 @@ def _cell(row: Mapping[str, Term], name: str) -> str | None:
     return term.value if term is not None else None
 
 
-def _decimal(text: str | None) -> Decimal | None:
-    if text is None:
-        return None
-    try:
-        number = Decimal(text)
-    except InvalidOperation:
-        return None
-    return number if number.is_finite() else None
-
-
-def _rows(result: SelectResult) -> list[dict[str, Term]]:
-    return [
-        {v: t for v, t in zip(result.variables, row, strict=True) if t is not None}
-        for row in result.rows
-    ]
-
-
 def _local(iri: str, base_iri: str, kind: str) -> str:
     return iri.removeprefix(f"{base_iri}{kind}/")
 
@@ -301,9 +284,9 @@ def entry_of(row: Mapping[str, Term], flagged: Mapping[str, tuple[Flag, ...]]) -
         result=result,
         metric=" ".join(row["metric"].value.split()),
         value=row["value"].value,
-        number=_decimal(_cell(row, "number")),
+        number=decimal_value(_cell(row, "number")),
         percent=_cell(row, "percent") in ("true", "1"),
-        spread=_decimal(_cell(row, "spread")),
+        spread=decimal_value(_cell(row, "spread")),
         model=_cell(row, "model"),
         paper=_cell(row, "paper"),
         title=_cell(row, "title"),
@@ -324,10 +307,10 @@ def build(
 ) -> Leaderboard:
     """The leaderboard from the rows of its queries (NotFoundError if it has none)."""
     task, dataset = bindings["task"].value, bindings["dataset"].value
-    source_rows = _rows(source)
+    source_rows = source.term_rows()
     flagged = by_result(flags) if flags is not None else {}
     entries: dict[str, list[Entry]] = {}
-    for row in _rows(results):
+    for row in results.term_rows():
         entry = entry_of(row, flagged)
         entries.setdefault(entry.metric, []).append(entry)
     task_key, dataset_key = _local(task, base_iri, "task"), _local(dataset, base_iri, "dataset")
@@ -368,7 +351,7 @@ def _code(result: SelectResult) -> dict[str, tuple[Code, ...]]:
     """Each paper's code: official first, then the code its paper mentions, then the rest
     in the order its source lists them (`schema:position`), then by repository."""
     by: dict[str, list[tuple[tuple[Any, ...], Code]]] = {}
-    for row in _rows(result):
+    for row in result.term_rows():
         pairs = []
         for pair in (_cell(row, "samples") or "").split():
             status, _, count = pair.rpartition(":")
@@ -381,7 +364,7 @@ def _code(result: SelectResult) -> dict[str, tuple[Code, ...]]:
             framework=_cell(row, "framework"),
             samples=tuple(sorted(pairs)),
         )
-        place = _decimal(_cell(row, "position"))
+        place = decimal_value(_cell(row, "position"))
         mentioned = _cell(row, "mentioned") in ("true", "1")
         key = (not code.official, not mentioned, place is None, place or 0, code.repo)
         by.setdefault(row["paper"].value, []).append((key, code))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
 from typing import Any
 from typing import Literal as TypingLiteral
 
@@ -87,10 +88,36 @@ class Term:
 Row = tuple[Term | None, ...]
 
 
+def decimal_value(text: str | None) -> Decimal | None:
+    """A metric's number as kg compares and ranks it: the literal's value, None for what is
+    no finite number (NaN, ±Infinity as `INF`, `-inf` or `Infinity`, text). The one reading
+    of a number for the leaderboards and the pages' ranks, so both rank alike.
+
+    >>> decimal_value("78.57"), decimal_value("1.5E2"), decimal_value("1E400") is not None
+    (Decimal('78.57'), Decimal('1.5E+2'), True)
+    >>> [decimal_value(t) for t in ("NaN", "INF", "-INF", "Infinity", "n/a", None)]
+    [None, None, None, None, None, None]
+    """
+    if text is None:
+        return None
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        return None
+    return value if value.is_finite() else None
+
+
 @dataclass
 class SelectResult:
     variables: list[str]
     rows: list[Row] = field(default_factory=list)
+
+    def term_rows(self) -> list[dict[str, Term]]:
+        """Rows as {variable: Term}, unbound variables left out (what pages shape)."""
+        return [
+            {v: t for v, t in zip(self.variables, row, strict=True) if t is not None}
+            for row in self.rows
+        ]
 
     def dicts(self) -> list[dict[str, object]]:
         """Rows as {variable: python value}, unbound variables left out."""
@@ -118,6 +145,10 @@ class SelectStream:
 class AskResult:
     value: bool
 
+    def term_rows(self) -> list[dict[str, Term]]:
+        """No rows (a page that expected a SELECT shows none)."""
+        return []
+
 
 @dataclass
 class GraphResult:
@@ -127,6 +158,10 @@ class GraphResult:
 
     def __len__(self) -> int:
         return self.ntriples.count("\n")
+
+    def term_rows(self) -> list[dict[str, Term]]:
+        """No rows (a page that expected a SELECT shows none)."""
+        return []
 
 
 QueryResult = SelectResult | AskResult | GraphResult

@@ -10,7 +10,7 @@
   the counts per class (JSON; a page for browsers), read from
   the index beside the store (kg.search); SPARQL's kg search blocks are expanded to VALUES
   in the worker that runs the query, under its limits (`KgServer._uses_search`).
-* `/`: the front page (kg.serve.home): areas, tasks, the most-used benchmarks, the newest
+* `/`: the front page (kg.serve.pages.home): areas, tasks, the most-used benchmarks, the newest
   new bests, a search box and what the graph holds.
 * `/query`: a YASGUI query page (vendored under kg/serve/static, so it works offline).
 * A path that names nothing here, but whose name the resolver (kg.query.resolve) reads as
@@ -31,7 +31,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
-import json
 import signal
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
@@ -67,35 +66,25 @@ from kg.export.rdfio import graph_text
 from kg.query.named import NamedQuery, bind, load_queries, prepare_local, with_values
 from kg.rdf.engine import convert, parse_to_ntriples
 from kg.rdf.formats import W3C_FORMATS, rdf_format
-from kg.rdf.results import AskResult, GraphResult, SelectResult, Term
+from kg.rdf.results import SelectResult, Term
 from kg.rdf.sparql_scan import Shape, refuse_outbound, scan
 from kg.rdf.terms import is_absolute_iri
-from kg.rdf.vocab import PREFIXES, QUERY_PREFIXES
+from kg.rdf.vocab import PREFIXES
 from kg.resources import static_dir
-from kg.serve import (
-    conneg,
-    feeds,
-    home,
-    leaderboards,
-    linked_data,
-    not_found,
-    pages,
-    query_page,
-    search_page,
-    similar,
-    story,
-)
+from kg.serve import conneg, similar
 from kg.serve.mcp import LazyMcp
+from kg.serve.pages import not_found
+from kg.serve.pages import search as search_page
+from kg.serve.pages.respond import html_response
+from kg.serve.pages.site import Pages
 from kg.serve.pool import CLIENT, QueryJob, QueryPool, Source
-from kg.serve.render import JsonResponse, query_string, render
+from kg.serve.render import JsonResponse
 
 if TYPE_CHECKING:
     from kg.search import StoreSearch
 
 STATIC_DIR = static_dir()
 _FORMAT_PARAM = "format"
-#: Linked Data pages run no script and load nothing (the icon is an empty data: URL).
-_PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 _SD = "http://www.w3.org/ns/sparql-service-description#"
 _IRI_FORBIDDEN = frozenset('<>"{}|^`\\ \t\r\n')
 
@@ -146,14 +135,6 @@ class ServerConfig:
         """Whether workers run under a kernel network filter (kg.serve.sandbox): none at
         all, or (with --allow-service hosts) connects the server checks one by one."""
         return "*" not in self.allow_service
-
-
-def shape_form(sparql: str) -> str | None:
-    """SELECT, ASK, CONSTRUCT or DESCRIBE: what the page offers to download it as."""
-    try:
-        return scan(sparql).form
-    except KgError:
-        return None
 
 
 def status_for(exc: KgError) -> int:
@@ -265,7 +246,6 @@ class KgServer:
         self.config = config
         self.pool: QueryPool | None = None
         self.queries: dict[str, NamedQuery] = {}
-        self.index_html = ""
         #: Set by a runner (the CLI): called once the pool is up, or with the startup error.
         self.on_ready: Callable[[KgServer], None] | None = None
         self.on_failed_start: Callable[[KgError], None] | None = None
@@ -274,12 +254,9 @@ class KgServer:
             self._mcp_app,
             lambda request: read_body(request, config.max_body_bytes, config.body_timeout),
         )
-        #: Named query pages rendered, by (store generation, query, values): a query over the
-        #: whole store (tasks-in-area: 215 ms of CPU at archive scale 0.1) is run once a
-        #: store version, as leaderboards are.
-        self.query_pages: leaderboards.BoardCache[str] = leaderboards.BoardCache()
-        #: The feeds of new bests made at this store version (kg.serve.feeds).
-        self.feeds = feeds.Feeds(config.base_iri)
+        #: The site's pages (kg.serve.pages): the front page, entities, leaderboards, feeds,
+        #: the named queries' pages, and what they made at this store version.
+        self.pages = Pages(config.base_iri, config.public_base)
         #: The warm-up's task while it runs (kg serve's /health says so).
         self.warming: asyncio.Task[None] | None = None
 
@@ -289,7 +266,7 @@ class KgServer:
             self.queries = load_queries(self.config.queries_dir)
         except NotFoundError:
             self.queries = {}
-        self.index_html = self._render_index()
+        self.pages.load_queries(self.queries)
 
     def reload(self) -> None:
         """SIGHUP: reopen store snapshots and reread the named queries."""
@@ -324,7 +301,7 @@ class KgServer:
             self.on_failed_start(exc)  # the runner stops the server and reports it once
             yield
             return
-        self.pool = pool
+        self.pool = self.pages.pool = pool
         rewarm: asyncio.Task[None] | None = None
         if self.config.warm > 0:
             self.warming = asyncio.create_task(self.warm_up())
@@ -350,7 +327,7 @@ class KgServer:
                     task.cancel()
                     with contextlib.suppress(asyncio.CancelledError, KgError):
                         await task
-            self.pool = None
+            self.pool = self.pages.pool = None
             await pool.close()
 
     async def _rewarm(self, pool: QueryPool) -> None:
@@ -374,14 +351,14 @@ class KgServer:
         try:
             await asyncio.gather(
                 pool.graph("warm", GRAPH_TIMEOUT),
-                self.feeds.get(pool, timeout=GRAPH_TIMEOUT),
+                self.pages.feeds.get(pool, timeout=GRAPH_TIMEOUT),
                 return_exceptions=True,
             )
             await asyncio.gather(
                 *(pool.graph("warm", GRAPH_TIMEOUT) for _ in range(pool.size)),
                 return_exceptions=True,
             )
-            await self._home_page(GRAPH_TIMEOUT)
+            await self.pages.home_page(GRAPH_TIMEOUT)
         except KgError:
             pass
         finally:
@@ -500,12 +477,7 @@ class KgServer:
             params.one(_FORMAT_PARAM) is None and "text/html" in accept
         )
         if wants_html:
-            return Response(
-                search_page.render(context, await self._store_sources()),
-                media_type="text/html; charset=utf-8",
-                headers={"Vary": "Accept", "Content-Security-Policy": _PAGE_CSP,
-                         "X-Content-Type-Options": "nosniff"},
-            )
+            return html_response(search_page.render(context, await self.pages.store_sources()))
         return JsonResponse(
             {**results.as_json(text, type_, described), "links": context["links"]},
             headers={"Vary": "Accept"},
@@ -681,31 +653,6 @@ class KgServer:
         return Response(status_code=204)
 
     # -- named queries -------------------------------------------------------------------------
-    async def query_list(self, request: Request) -> Response:
-        items = [
-            {**q.as_json(), "url": f"/queries/{q.name}", "sparql": q.sparql}
-            for q in self.queries.values()
-        ]
-        if _wants_html(request):
-            listed = [
-                {
-                    "name": q.name,
-                    "summary": q.summary,
-                    "href": f"/queries/{q.name}"
-                    + query_string({p.name: p.example for p in q.params if p.example}),
-                    "params": [{"name": p.name, "kind": p.describe()} for p in q.params],
-                }
-                for q in self.queries.values()
-            ]
-            body = render(
-                "queries.html",
-                title="named queries",
-                queries=listed,
-                sources=await self._store_sources(),
-            )
-            return _page(body, vary=True)
-        return JsonResponse(items, headers={"Vary": "Accept"})
-
     def _named_values(self, request: Request) -> tuple[NamedQuery, Params, dict[str, str]]:
         name = request.path_params["name"]
         named = self.queries.get(name)
@@ -754,7 +701,7 @@ class KgServer:
         if named.param(_FORMAT_PARAM) is None and conneg.choose(
             params.all(_FORMAT_PARAM), request.headers.get("accept"), conneg.NAMED_QUERY_OFFERS
         ) == conneg.HTML:
-            return await self._named_query_page(named, values, bindings)
+            return await self.pages.named_query_page(named, values, bindings, self._uses_search)
         prepared = prepare_local(named.sparql, bindings)
         if named.param(_FORMAT_PARAM) is not None:
             params.values.pop(_FORMAT_PARAM, None)
@@ -764,174 +711,6 @@ class KgServer:
             prepared.sparql,
             substitutions=prepared.substitutions or None,
             bindings=bindings,
-        )
-
-    async def _store_sources(self) -> list[dict[str, Any]]:
-        """The footer's sources for a page drawn from the whole store."""
-        rows = await self.running.result(story.store_sources_query())
-        base = self.config.base_iri
-        view = linked_data.Labeller(linked_data.Description(base), base)
-        return story.sources(view, story.rows_of(rows))
-
-    async def _named_query_page(
-        self, named: NamedQuery, values: Mapping[str, str], bindings: Mapping[str, Term]
-    ) -> Response:
-        """A named query opened in a browser: its answer as a table, with a link to download
-        it in each format the endpoint serves (the same URL with ?format=). The page is kept
-        until the store changes (a new snapshot moves the pool's generation on)."""
-        text = with_values(named.sparql, bindings)
-        key = (self.running.generation, named.name, json.dumps([text, sorted(values.items())]))
-        body = self.query_pages.get(key)
-        if body is None:
-            form = shape_form(named.sparql)
-            expand = await self._uses_search(text)
-            answer = await self.running.result(
-                text, search_bindings=dict(bindings) if expand else None
-            )
-            context = query_page.context(
-                named, values, form, answer, self.config.base_iri, f"/queries/{named.name}"
-            )
-            context["sources"] = await self._store_sources()
-            body = render("query.html", context)
-            self.query_pages.put(key, body)
-        return Response(
-            body,
-            media_type="text/html; charset=utf-8",
-            headers={
-                "Vary": "Accept",
-                "Content-Security-Policy": _PAGE_CSP,
-                "X-Content-Type-Options": "nosniff",
-            },
-        )
-
-    # -- Linked Data ---------------------------------------------------------------------------
-    async def entity(self, request: Request) -> Response:
-        raw_path = request.scope.get("raw_path") or request.url.path.encode()
-        iri = linked_data.iri_for_path(raw_path.decode("latin-1"), self.config.base_iri)
-        if iri is None:
-            raise NotFoundError(f"{request.url.path} names nothing here")
-        params = Params(list(request.query_params.multi_items()))
-        accept = request.headers.get("accept")
-        media_type = conneg.choose(params.all(_FORMAT_PARAM), accept, conneg.PAGE_OFFERS)
-        if media_type is None:
-            return _error(406, f"an entity is offered as {conneg.offered(conneg.PAGE_OFFERS)}")
-        pool = self.running
-        html = media_type == conneg.HTML
-        cap = linked_data.INCOMING_HTML_LIMIT if html else linked_data.INCOMING_RDF_LIMIT
-        # Whether it names a graph, and (as it most often does not) its description and a
-        # paper's story, all in the workers at once: one round trip less for an entity.
-        graph, outgoing, incoming, early = await asyncio.gather(
-            pool.result(linked_data.is_graph_query(iri)),
-            pool.result(linked_data.outgoing_query(iri)),
-            pool.result(linked_data.incoming_query(iri, labels=html, limit=cap + 1)),
-            story.early_story(pool, iri, self.config.base_iri) if html else _none(),
-        )
-        is_graph = isinstance(graph, AskResult) and graph.value
-        if is_graph and not html:
-            contents = await pool.result(linked_data.graph_contents_query(iri))
-            assert isinstance(contents, GraphResult)
-            ntriples = "".join(sorted(contents.ntriples.splitlines(keepends=True)))
-        else:
-            if is_graph:
-                outgoing = await pool.result(linked_data.graph_rows_query(iri))
-                incoming = SelectResult(["s", "p"], [])
-            assert isinstance(outgoing, SelectResult) and isinstance(incoming, SelectResult)
-            desc = linked_data.describe(iri, outgoing, incoming, cap + 1)
-            if desc.empty:
-                raise NotFoundError(f"the graph holds nothing about {iri}")
-            if html:
-                page = await pages.entity_page(
-                    pool,
-                    desc,
-                    self.config.base_iri,
-                    is_graph=is_graph,
-                    number=story.page_number(params.one("page")),
-                    early=None if is_graph else early,
-                )
-                return Response(
-                    page,
-                    media_type="text/html; charset=utf-8",
-                    headers={
-                        "Vary": "Accept",
-                        "Content-Security-Policy": _PAGE_CSP,
-                        "X-Content-Type-Options": "nosniff",
-                    },
-                )
-            ntriples = desc.ntriples()
-        body = graph_text(ntriples, rdf_format(media_type).name)
-        return Response(
-            body, media_type=conneg.content_type(media_type), headers={"Vary": "Accept"}
-        )
-
-    # -- the page ------------------------------------------------------------------------------
-    def _render_index(self) -> str:
-        template = (STATIC_DIR / "index.html").read_text(encoding="utf-8")
-        examples = []
-        for q in self.queries.values():
-            try:
-                bound = bind(q, {p.name: p.example for p in q.params}, self.config.base_iri)
-                text = with_values(q.sparql, bound)
-            except KgError:
-                text = q.sparql
-            examples.append(
-                {
-                    **q.as_json(),
-                    "form": shape_form(q.sparql),
-                    "query": text.strip() + "\n",
-                }
-            )
-        data = json.dumps(
-            {
-                "examples": examples,
-                "prefixes": QUERY_PREFIXES,
-                "base": self.config.base_iri,
-                "publicBase": self.config.public_base,
-            },
-            ensure_ascii=True,
-        )
-        # Inside <script type="application/json"> only "</" could end the block early.
-        data = data.replace("</", "<\\/").replace("<!--", "<\\!--")
-        return template.replace("{{EXAMPLES_JSON}}", data)
-
-    async def _home_page(self, timeout: float | None = None) -> str:
-        """The front page, made once a store version (kg.serve.home; `timeout`: its
-        queries' seconds instead of the pool's, for the warm-up)."""
-        pool = self.running
-        key = (pool.generation, "", "home")
-        body = self.query_pages.get(key)
-        if body is None:
-
-            async def site_feed() -> Any:
-                try:
-                    return await self.feeds.get(pool)
-                except KgError:
-                    return None  # the page shows the rest; /feeds/sota.atom says what failed
-
-            found = await home.context(pool, self.config.base_iri, site_feed(), timeout)
-            body = render("home.html", found)
-            self.query_pages.put(key, body)
-        return body
-
-    async def tasks(self, request: Request) -> Response:
-        """Every task, by area (kg.serve.home.tasks_context), made once a store version."""
-        pool = self.running
-        key = (pool.generation, "", "tasks")
-        body = self.query_pages.get(key)
-        if body is None:
-            body = render("tasks.html", await home.tasks_context(pool, self.config.base_iri))
-            self.query_pages.put(key, body)
-        return _page(body)
-
-    async def home(self, request: Request) -> Response:
-        if "query" in request.query_params:  # an older link to the query page at /
-            return RedirectResponse("/query?" + request.url.query, status_code=301)
-        return _page(await self._home_page())
-
-    async def index(self, request: Request) -> Response:
-        return Response(
-            self.index_html,
-            media_type="text/html; charset=utf-8",
-            headers={"X-Content-Type-Options": "nosniff"},
         )
 
     async def health(self, request: Request) -> Response:
@@ -962,52 +741,11 @@ def as_query_parameter(parameter: Param) -> str:
     return parameter.name
 
 
-def _page(body: str, *, status: int = 200, vary: bool = False) -> Response:
-    """A page of the site (a template's HTML): no script, nothing loaded from elsewhere."""
-    headers = {"Content-Security-Policy": _PAGE_CSP, "X-Content-Type-Options": "nosniff"}
-    if vary:
-        headers["Vary"] = "Accept"
-    return Response(
-        body, status_code=status, media_type="text/html; charset=utf-8", headers=headers
-    )
-
-
-def _wants_html(request: Request) -> bool:
-    return not_found.wants_html(request)
-
-
 async def _not_found(request: Request, message: str, exc: Exception | None = None) -> Response:
-    """A GET of a path that names nothing: a redirect to what the resolver reads it as, or a
-    404 with the nearest names (kg.serve.not_found): a page for browsers, JSON for clients
-    when there are names to offer (as a miss of a query's parameter), else text."""
     server: KgServer = request.app.state.server
-    raw = (request.scope.get("raw_path") or request.url.path.encode()).decode("latin-1")
-    found = not_found.Nearest()
-    if server.pool is not None:
-        found = await not_found.nearest(server.pool, server.config.base_iri, raw)
-    if found.redirect is not None:
-        query = request.url.query
-        return RedirectResponse(found.redirect + (f"?{query}" if query else ""), status_code=302)
-    named = isinstance(exc, UnknownNameError | AmbiguousNameError)
-    if named and not found.candidates:
-        assert isinstance(exc, UnknownNameError | AmbiguousNameError)
-        base = server.config.base_iri
-        found.candidates = [
-            {"href": linked_data.local_href(c, base), "label": c.removeprefix(base), "iri": c}
-            for c in exc.candidates
-        ]
-    if _wants_html(request):
-        sources = await server._store_sources() if server.pool is not None else []
-        return _page(not_found.page(message, found, sources), status=404, vary=True)
-    if named or found.candidates:
-        assert exc is None or isinstance(exc, KgError)
-        body = {
-            "error": message,
-            "parameter": exc.parameter.name if named and exc and exc.parameter else None,
-            "candidates": [str(c["iri"]) for c in found.candidates],
-        }
-        return JsonResponse(body, status_code=404, headers={"Vary": "Accept"})
-    return _error(404, message, {"Vary": "Accept"})
+    return await not_found.answer(
+        request, message, exc, server.pool, server.config.base_iri, server.pages.store_sources
+    )
 
 
 async def _kg_error(request: Request, exc: Exception) -> Response:
@@ -1057,28 +795,18 @@ def create_app(source: Source, config: ServerConfig) -> Starlette:
         )
     server = KgServer(source, config)
     routes = [
-        Route("/", server.home, methods=["GET"]),
-        Route("/query", server.index, methods=["GET"]),
-        Route("/tasks", server.tasks, methods=["GET"]),
         Route("/sparql", server.sparql, methods=["GET", "POST"]),
         Route("/update", server.update, methods=["POST"]),
-        Route("/queries", server.query_list, methods=["GET"]),
         Route("/search", server.search, methods=["GET"]),
         Route("/queries/{name}", server.named_query, methods=["GET"]),
         Route("/queries/{name}/sparql", server.named_query_text, methods=["GET"]),
         Route("/health", server.health, methods=["GET"]),
         Route("/mcp", server.mcp, methods=["GET", "POST", "DELETE"]),
         *similar.routes(lambda: server.running, config.base_iri),
-        # Leaderboards (kg/serve/leaderboards.py): the page, chart.svg and history.json of
-        # /leaderboard/{task}/{dataset}; before the entity routes, which answer its RDF forms.
-        *leaderboards.routes(lambda: server.running, config.base_iri, server.entity),
-        # Atom feeds of new bests (kg/serve/feeds.py): before the entity routes too.
-        *feeds.routes(lambda: server.running, config.base_iri, config.public_base, server.feeds),
         Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static"),
-        *(
-            Route(f"/{kind}/{{rest:path}}", server.entity, methods=["GET"])
-            for kind in linked_data.KINDS
-        ),
+        # The site's pages (kg.serve.pages): the front page, the query editor, the tasks, the
+        # named queries' list, leaderboards, feeds, then every entity's page.
+        *server.pages.routes(),
     ]
     middleware = []
     if config.cors_origins:

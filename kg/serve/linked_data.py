@@ -167,6 +167,8 @@ class Description:
     incoming: list[tuple[Term, Term]] = field(default_factory=list)
     labels: dict[str, str] = field(default_factory=dict)
     incoming_capped: bool = False
+    #: The IRI names a graph: the description is the graph's contents.
+    is_graph: bool = False
 
     @property
     def empty(self) -> bool:

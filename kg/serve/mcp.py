@@ -4,7 +4,7 @@ backend `kg mcp` uses over stdio.
 Every tool call runs in a `QueryPool` worker, the same processes and limits as `/sparql`: a
 time limit per call, the worker's memory limit, no network unless --allow-service, results
 capped. The tools' calls are the library's methods (kg.mcp.calls, in the worker); a paper's
-card is what its page gathers (kg.serve.story), shaped as plain JSON.
+card is what its page gathers (kg.serve.pages.paper), shaped as plain JSON.
 """
 
 from __future__ import annotations
@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 
 from kg.mcp.frames import refusal
-from kg.serve import story
 from kg.serve.linked_data import Description, Labeller
+from kg.serve.pages import paper as story
+from kg.serve.pages.rows import DC
 from kg.serve.similar import GRAPH_TIMEOUT
 
 if TYPE_CHECKING:
@@ -71,6 +72,10 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def _rows(result: Any) -> list[dict[str, Any]]:
+    return [] if result is None else list(result.term_rows())
+
+
 def paper_card(thing: dict[str, Any], found: story.PaperStory, base: str) -> dict[str, Any]:
     """A paper's card from its page's story: bibliographic data, authors, topics, code,
     results with ranks, similar papers and sources."""
@@ -81,8 +86,7 @@ def paper_card(thing: dict[str, Any], found: story.PaperStory, base: str) -> dic
     for name, value in context["biblio"]["facts"]:
         facts.setdefault(name, []).append(_plain(value))
     titles = sorted(
-        {r["o"].value for r in story.rows_of(found.rows.get("biblio")) if r["p"].value
-         == story.DC + "title"}
+        {r["o"].value for r in _rows(found.rows.get("biblio")) if r["p"].value == DC + "title"}
     )
     topics = {_TOPICS[t["title"]]: _plain(t["items"]) for t in context["topics"]}
     results = []

@@ -27,7 +27,7 @@ from kg.library.results import json_text
 from kg.query.leaderboard import load
 from kg.rdf.store import GraphStore
 from kg.serve.chart import best_so_far_chart
-from kg.serve.leaderboards import page_context
+from kg.serve.pages.leaderboard import page_context
 from kg.serve.render import render
 from tests.serve_support import BASE, KG_BIN, STOPPED, ServeProcess
 

@@ -19,9 +19,8 @@ at once; `build` ranks them exactly as `kg leaderboard` does.
 from __future__ import annotations
 
 import asyncio
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -46,19 +45,16 @@ from kg.rdf.results import SelectResult, Term
 from kg.serve import conneg
 from kg.serve.chart import best_so_far_chart
 from kg.serve.linked_data import iri_for_path, local_href
+from kg.serve.pages.respond import NOSNIFF, SVG_CSP, StoreVersionCache, html_response
+from kg.serve.pages.rows import text_of
 from kg.serve.pool import QueryPool
 from kg.serve.render import attribution_name, licence_name, render
-from kg.serve.story import rows_of, text_of
 
-Kept = TypeVar("Kept")
 #: A request handler: the server's own `entity` answers a leaderboard's RDF forms.
 Handler = Callable[[Request], Awaitable[Response]]
 
-PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
-SVG_CSP = "default-src 'none'; style-src 'unsafe-inline'"
 _TAILS = ("chart.svg", "history.json")
 CHART_WIDTH = 940  # the page's column, and chart.svg's: one layout, the same labels
-CACHED_BOARDS = 64  # leaderboards kept rendered (a page is up to a few hundred kB)
 
 
 def split_path(raw_path: str) -> tuple[str, str, str | None]:
@@ -125,29 +121,6 @@ class Rendered:
         return self.outputs[key]
 
 
-class BoardCache(Generic[Kept]):
-    """The last `size` things rendered (leaderboards, feeds), by (store generation, …): what
-    an older store version rendered is dropped as soon as a newer one is kept."""
-
-    def __init__(self, size: int = CACHED_BOARDS) -> None:
-        self.size = size
-        self.entries: OrderedDict[tuple[int, str, str], Kept] = OrderedDict()
-
-    def get(self, key: tuple[int, str, str]) -> Kept | None:
-        found = self.entries.get(key)
-        if found is not None:
-            self.entries.move_to_end(key)
-        return found
-
-    def put(self, key: tuple[int, str, str], value: Kept) -> None:
-        self.entries[key] = value
-        self.entries.move_to_end(key)
-        for old in [k for k in self.entries if k[0] != key[0]]:  # an older store version
-            del self.entries[old]
-        while len(self.entries) > self.size:
-            self.entries.popitem(last=False)
-
-
 async def fetch(pool: QueryPool, base_iri: str, bindings: dict[str, Term]) -> Rendered:
     """The leaderboard and the names of its task and dataset, its four queries and the
     names' one run in the worker pool at once."""
@@ -160,12 +133,12 @@ async def fetch(pool: QueryPool, base_iri: str, bindings: dict[str, Term]) -> Re
     assert isinstance(results, SelectResult) and isinstance(code, SelectResult)
     assert isinstance(source, SelectResult) and isinstance(flags, SelectResult)
     board = build(bindings, base_iri, results, code, source, flags)
-    labels = {text_of(r, "which"): text_of(r, "label") for r in rows_of(named)}
+    labels = {text_of(r, "which"): text_of(r, "label") for r in named.term_rows()}
     return Rendered(board, {k: v for k, v in labels.items() if v})
 
 
 async def cached(
-    pool: QueryPool, base_iri: str, cache: BoardCache[Rendered], bindings: dict[str, Term]
+    pool: QueryPool, base_iri: str, cache: StoreVersionCache[Rendered], bindings: dict[str, Term]
 ) -> Rendered:
     key = (pool.generation, bindings["task"].value, bindings["dataset"].value)
     found = cache.get(key)
@@ -396,7 +369,7 @@ def routes(running: Callable[[], QueryPool], base: str, entity: Handler) -> list
     """The routes, over the server's running pool (`running()` raises until it is up), its
     base IRI and its entity handler. They take these, not the server: kg.serve.app imports
     this module."""
-    cache: BoardCache[Rendered] = BoardCache()
+    cache: StoreVersionCache[Rendered] = StoreVersionCache()
 
     async def leaderboard(request: Request) -> Response:
         raw = (request.scope.get("raw_path") or request.url.path.encode()).decode("latin-1")
@@ -425,7 +398,7 @@ def routes(running: Callable[[], QueryPool], base: str, entity: Handler) -> list
             return Response(
                 body,
                 media_type="application/json",
-                headers={"X-Content-Type-Options": "nosniff"},
+                headers=NOSNIFF,
             )
         if tail == "chart.svg":
             section = _metric(request, board)
@@ -437,7 +410,7 @@ def routes(running: Callable[[], QueryPool], base: str, entity: Handler) -> list
             return Response(
                 rendered.output("chart", section.metric, svg),
                 media_type="image/svg+xml",
-                headers={"Content-Security-Policy": SVG_CSP, "X-Content-Type-Options": "nosniff"},
+                headers={"Content-Security-Policy": SVG_CSP, **NOSNIFF},
             )
         sort, filters = page_params(request, board)
         key = f"{sort.metric if sort else ''}\n{_filter_values(filters)}"
@@ -448,14 +421,6 @@ def routes(running: Callable[[], QueryPool], base: str, entity: Handler) -> list
                 "leaderboard.html", page_context(board, base, sort, filters, rendered.labels)
             ),
         )
-        return Response(
-            page,
-            media_type="text/html; charset=utf-8",
-            headers={
-                "Vary": "Accept",
-                "Content-Security-Policy": PAGE_CSP,
-                "X-Content-Type-Options": "nosniff",
-            },
-        )
+        return html_response(page)
 
     return [Route("/leaderboard/{rest:path}", leaderboard, methods=["GET"])]

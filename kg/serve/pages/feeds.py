@@ -6,7 +6,7 @@ writes a page of it with the `sota.atom` template (autoescaped; `xml` drops what
 forbids). Pages are RFC 5005 paged feeds: `?page=N` (0, the newest, is the feed's own
 URL) with `first`, `last`, `previous` and `next` links. Each entry links to its
 leaderboard page (at the metric's section), its paper, and carries the sources' licence
-and attribution as `rights` (the line a chart carries, kg.serve.leaderboards.sources_line).
+and attribution as `rights` (the line a chart carries, kg.serve.pages.leaderboard.sources_line).
 """
 
 from __future__ import annotations
@@ -27,11 +27,12 @@ from kg.query.named import sparql_term
 from kg.rdf.results import SelectResult, Term
 from kg.rdf.vocab import KG_NS
 from kg.serve import conneg
-from kg.serve.leaderboards import BoardCache, sources_line
 from kg.serve.linked_data import iri_for_path, local_href
+from kg.serve.pages.leaderboard import sources_line
+from kg.serve.pages.respond import NOSNIFF, StoreVersionCache
+from kg.serve.pages.rows import page_number, text_of
 from kg.serve.pool import QueryPool
 from kg.serve.render import query_string, render
-from kg.serve.story import page_number, rows_of, text_of
 
 MEDIA_TYPE = "application/atom+xml; charset=utf-8"
 SUFFIX = "/sota.atom"
@@ -176,7 +177,7 @@ class Feeds:
 
     def __init__(self, base: str) -> None:
         self.base = base
-        self.cache: BoardCache[Feed] = BoardCache(CACHED_FEEDS)
+        self.cache: StoreVersionCache[Feed] = StoreVersionCache(CACHED_FEEDS)
         self._making: dict[tuple[int, str, str], asyncio.Task[Feed]] = {}
 
     async def get(
@@ -224,7 +225,7 @@ def routes(
         return Response(
             render("sota.atom", context),
             media_type=media_type(request.headers.get("accept")),
-            headers={"X-Content-Type-Options": "nosniff", "Vary": "Accept"},
+            headers={**NOSNIFF, "Vary": "Accept"},
         )
 
     async def everything(request: Request) -> Response:
@@ -241,7 +242,7 @@ def routes(
             sparql_term(term)
         except ParameterError:
             raise NotFoundError(f"{iri} is no IRI kg could hold") from None
-        known = rows_of(await running().result(label_query(iri, scope)))
+        known = (await running().result(label_query(iri, scope))).term_rows()
         if not known:
             raise NotFoundError(f"the graph holds no {scope} {iri}: no feed")
         name = text_of(known[0], "label") or iri.removeprefix(f"{base}{scope}/")

@@ -1,7 +1,7 @@
 """The front page (`/`, templates/home.html): where a reader starts browsing.
 
 It shows what the graph holds (counts of the main classes, the sources with their snapshot
-dates and licences), the newest new bests (the site feed's latest entries, kg.serve.feeds),
+dates and licences), the newest new bests (the site feed's latest entries, kg.serve.pages.feeds),
 the most-used benchmarks (leaderboards by their number of results), and the areas, each
 with its tasks (most leaderboards first) and its most-used benchmarks: from `/` a reader
 reaches any leaderboard through its area and task, or the busiest ones directly.
@@ -17,11 +17,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from kg.query.feeds import Feed
-from kg.serve import story
 from kg.serve.linked_data import Description, Labeller, local_href
-from kg.serve.story import PREFIXES, int_of, rows_of, text_of
+from kg.serve.pages.provenance import store_sources
+from kg.serve.pages.rows import KG_NS, PREFIXES, int_of, text_of
 
-KG = story.KG_NS
+KG = KG_NS
 #: The classes counted on the page, in the order shown, with their plural names.
 COUNTED = (
     ("Paper", "papers"),
@@ -183,14 +183,14 @@ def new_bests(found: Feed | None, base: str, n: int = NEW_BESTS) -> list[dict[st
 async def tasks_context(pool: Any, base: str) -> dict[str, Any]:
     """`/tasks`: every task, by area, each with its number of leaderboards."""
     view = Labeller(Description(base), base)
-    found, sources = await asyncio.gather(
-        pool.result(areas_query()), pool.result(story.store_sources_query())
+    found, footer = await asyncio.gather(
+        pool.result(areas_query()), store_sources(pool, base)
     )
     return {
         "title": "tasks by area",
         "kind": "tasks",
-        "areas": areas(view, rows_of(found), (), shown=None),
-        "sources": story.sources(view, story.rows_of(sources)),
+        "areas": areas(view, found.term_rows(), (), shown=None),
+        "sources": footer,
     }
 
 
@@ -200,21 +200,21 @@ async def context(
     """What the page shows (`feed`: an awaitable of the site feed, or of None; `timeout`:
     its queries' seconds instead of the pool's, for the warm-up)."""
     view = Labeller(Description(base), base)
-    found_counts, found_areas, found_boards, sources, site_feed = await asyncio.gather(
+    found_counts, found_areas, found_boards, footer, site_feed = await asyncio.gather(
         pool.result(counts_query(), timeout=timeout),
         pool.result(areas_query(), timeout=timeout),
         pool.result(boards_query(), timeout=timeout),
-        pool.result(story.store_sources_query(), timeout=timeout),
+        store_sources(pool, base, timeout),
         feed,
     )
-    top = boards(view, rows_of(found_boards))
+    top = boards(view, found_boards.term_rows())
     return {
         "title": "a knowledge graph of machine-learning research",
         "kind": "home",
-        "counts": counts(rows_of(found_counts)),
-        "areas": areas(view, rows_of(found_areas), top),
+        "counts": counts(found_counts.term_rows()),
+        "areas": areas(view, found_areas.term_rows(), top),
         "boards": top[:SHOWN_BOARDS],
         "new_bests": new_bests(site_feed, base),
-        "sources": story.sources(view, story.rows_of(sources)),
+        "sources": footer,
         "feeds": [{"title": "kg: new bests on every leaderboard", "href": "/feeds/sota.atom"}],
     }

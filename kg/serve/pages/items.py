@@ -3,201 +3,65 @@ repository, and the sources (a dump snapshot, a record's graph).
 
 Each kind has a builder: it runs the kind's SELECT queries in the worker pool at once and
 shapes their rows into the context of the kind's template (`templates/<kind>.html`). IRIs
-enter query text only through `sparql_term` (kg.serve.story._iri), so a path cannot inject
-SPARQL.
-
-How an item reaches its papers is defined once, in `kg.graph.relations.RELATIONS` (the paths
-`kg similar` and `kg project` use: a task's papers are those that name it and those with a
-result on it); `papers_path` below is the only place the pages read it.
+enter query text only through `sparql_term` (kg.serve.pages.rows.iri_term), so a path cannot
+inject SPARQL. The lists they share (an item's papers, counted items) are kg.serve.pages.lists.
 """
 
 from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Awaitable, Callable, Mapping
-from decimal import Decimal
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-from kg.graph.relations import RELATIONS
 from kg.ingest.identity import possibly_same_dataset
 from kg.query.directions import metric_direction
-from kg.rdf.results import Term
+from kg.rdf.results import decimal_value
 from kg.rdf.vocab import STD
-from kg.serve import story
 from kg.serve.linked_data import Labeller
-from kg.serve.story import PREFIXES, int_of, lower_is_better, rows_of, text_of
+from kg.serve.pages import provenance
+from kg.serve.pages.lists import (
+    MAX_LIST,
+    Rows,
+    counted,
+    counted_papers,
+    counted_query,
+    facts,
+    facts_query,
+    first,
+    gather,
+    introducing_query,
+    labelled,
+    labelled_query,
+    links,
+    paper_links,
+    shared,
+)
+from kg.serve.pages.lists import (
+    papers as item_papers,
+)
+from kg.serve.pages.provenance import sources
+from kg.serve.pages.rows import (
+    DC,
+    KG_NS,
+    PAGE_SIZE,
+    PREFIXES,
+    RDF_TYPE,
+    RDFS,
+    int_of,
+    iri_term,
+    lower_is_better,
+    paging,
+    sample,
+    text_of,
+)
 
-KG = story.KG_NS
-TOP = 25
+KG = KG_NS
 MAX_BENCHMARK_ROWS = 50_000
-MAX_LIST = 500
+#: Samples listed on a repository's page.
+MAX_SAMPLES = 500
 
-Rows = list[dict[str, Term]]
 Builder = Callable[[Any, Labeller, int], Awaitable[dict[str, Any]]]
-
-
-def iri_term(iri: str) -> str:
-    return story.iri_term(iri)
-
-
-def papers_path(kind: str) -> str:
-    """The property path from a paper to an item of `kind` (every path the graph has)."""
-    path = story.papers_path(kind)
-    assert path is not None, kind
-    return path
-
-
-async def gather(pool: Any, queries: Mapping[str, str]) -> dict[str, Rows]:
-    """Run named SELECT queries in the pool at once; their rows by name."""
-    names = list(queries)
-    found = await asyncio.gather(*(pool.result(queries[n]) for n in names))
-    return {n: rows_of(r) for n, r in zip(names, found, strict=True)}
-
-
-# --- shared pieces --------------------------------------------------------------------------
-
-
-def facts_query(iri: str, properties: str) -> str:
-    """The entity's values of `properties` (prefixed names), with the labels of IRIs."""
-    return (
-        PREFIXES
-        + f"""SELECT ?p ?o (MIN(?l) AS ?label) WHERE {{
-  VALUES ?p {{ {properties} }} {iri_term(iri)} ?p ?o .
-  OPTIONAL {{ ?o rdfs:label ?l }}
-}} GROUP BY ?p ?o LIMIT 500"""
-    )
-
-
-def facts(view: Labeller, rows: Rows) -> dict[str, list[Term]]:
-    """The facts query's rows by property IRI (object labels recorded in the view)."""
-    by: dict[str, list[Term]] = {}
-    for r in rows:
-        o = r["o"]
-        if o.kind == "uri" and "label" in r:
-            view.label(o.value, r["label"].value)
-        by.setdefault(r["p"].value, []).append(o)
-    return by
-
-
-def first(found: Mapping[str, list[Term]], prop: str) -> str | None:
-    values = found.get(prop) or []
-    return values[0].value if values else None
-
-
-def links(view: Labeller, found: Mapping[str, list[Term]], prop: str) -> list[dict[str, Any]]:
-    return [view.value(t) for t in found.get(prop, [])]
-
-
-def counted_query(select_item: str, where: str, *, limit: int = TOP) -> str:
-    """Items with a count, most first: `where` binds ?item and what ?n counts (?paper)."""
-    return (
-        PREFIXES
-        + f"""SELECT ?item (MIN(?l) AS ?label) (COUNT(DISTINCT {select_item}) AS ?n) WHERE {{
-  {where}
-  OPTIONAL {{ ?item rdfs:label ?l }}
-}} GROUP BY ?item ORDER BY DESC(?n) ?label ?item LIMIT {limit}"""
-    )
-
-
-def counted(view: Labeller, rows: Rows) -> list[dict[str, Any]]:
-    return [
-        {"item": view.link(r["item"].value, text_of(r, "label") or None), "n": int_of(r, "n")}
-        for r in rows
-        if "item" in r
-    ]
-
-
-async def shared(
-    pool: Any,
-    view: Labeller,
-    *,
-    relation: str,
-    item: str,
-    other: str,
-    labels: tuple[str, ...] = (STD.label,),
-) -> list[dict[str, Any]]:
-    """The `other` items on `item`'s papers (not `item` itself), counted, most first (as
-    `counted`; a label is the first of `labels` an item has, ending with rdfs:label): from
-    the matrix kept beside the store (kg.graph.lists.shared_items), else by SPARQL."""
-    found = await story.listed(
-        pool, "shared_items", relation=relation, item=item, other=other, top=TOP, labels=labels
-    )
-    if found is None:
-        t = iri_term(item)
-        where = f"?paper {RELATIONS[relation].path} {t} . ?paper {RELATIONS[other].path} ?item ."
-        if relation == other:
-            where += f" FILTER(?item != {t})"
-        where += "".join(f" OPTIONAL {{ ?item {p} ?l }}" for p in labels if p != STD.label)
-        return counted(view, rows_of(await pool.result(counted_query("?paper", where))))
-    return [
-        {"item": view.link(r["item"], r["label"] or None), "n": int(r["n"])} for r in found["items"]
-    ]
-
-
-async def counted_papers(
-    pool: Any, view: Labeller, where: str, *, relation: str, limit: int = MAX_LIST
-) -> list[dict[str, Any]]:
-    """The items `where` binds (?item), each with how many papers reach it through
-    `relation`'s path, most first (as `counted`): counted in the matrix kept beside the
-    store (kg.graph.lists.counted_items), else by SPARQL."""
-    kind = RELATIONS[relation].item_type.lower()
-    found = await story.listed(
-        pool,
-        "counted_items",
-        relation=relation,
-        items=PREFIXES
-        + f"""SELECT ?item (MIN(?l) AS ?label) WHERE {{
-  {where}
-  OPTIONAL {{ ?item rdfs:label ?l }}
-}} GROUP BY ?item""",
-        top=limit,
-    )
-    if found is None:
-        query = counted_query(
-            "?paper", f"{where} OPTIONAL {{ ?paper {papers_path(kind)} ?item }}", limit=limit
-        )
-        return counted(view, rows_of(await pool.result(query)))
-    return [
-        {"item": view.link(r["item"], r["label"] or None), "n": int(r["n"])} for r in found["items"]
-    ]
-
-
-def labelled_query(where: str, *, order: str = "?label", limit: int = MAX_LIST) -> str:
-    """Items ?item with their label, for lists (`where` binds ?item)."""
-    return (
-        PREFIXES
-        + f"""SELECT ?item (MIN(?l) AS ?label) WHERE {{
-  {where}
-  OPTIONAL {{ ?item rdfs:label ?l }}
-}} GROUP BY ?item ORDER BY {order} LIMIT {limit}"""
-    )
-
-
-def labelled(view: Labeller, rows: Rows) -> list[dict[str, Any]]:
-    return [view.link(r["item"].value, text_of(r, "label") or None) for r in rows if "item" in r]
-
-
-def introducing_query(iri: str, prop: str) -> str:
-    """The papers that introduce the item (kg:introducesMethod or kg:introducesDataset)."""
-    return (
-        PREFIXES
-        + f"""SELECT ?paper (MIN(?t) AS ?title) (MIN(?d) AS ?date) WHERE {{
-  ?paper {prop} {iri_term(iri)} .
-  OPTIONAL {{ ?paper dcterms:title ?t }} OPTIONAL {{ ?paper dcterms:issued ?d }}
-}} GROUP BY ?paper ORDER BY ?date LIMIT 10"""
-    )
-
-
-def paper_links(view: Labeller, rows: Rows) -> list[dict[str, Any]]:
-    return [
-        {
-            "paper": view.link(r["paper"].value, text_of(r, "title") or None),
-            "date": text_of(r, "date"),
-        }
-        for r in rows
-        if "paper" in r
-    ]
 
 
 # --- benchmarks: leaderboards with their best result ---------------------------------------
@@ -233,13 +97,9 @@ def benchmark_labels_query(iri: str, on: str) -> str:
     )
 
 
-def _decimal(text: str) -> Decimal | None:
-    return story.as_number(text)
-
-
 def benchmarks(view: Labeller, rows: Rows, labels: Rows) -> list[dict[str, Any]]:
     """One row per leaderboard and metric: its results counted, and the best one now (the
-    highest value unless the metric's name says lower is better: kg.serve.story's rule)."""
+    highest value unless the metric's name says lower is better: rows.lower_is_better)."""
     dates: dict[str, str] = {}
     for r in labels:
         if "label" in r:
@@ -261,7 +121,7 @@ def benchmarks(view: Labeller, rows: Rows, labels: Rows) -> list[dict[str, Any]]
             },
         )
         board["count"] += 1
-        number = _decimal(text_of(r, "num"))
+        number = decimal_value(text_of(r, "num"))
         if number is None or metric_direction(key[1]) == "unknown":
             continue  # no best where kg cannot tell which way the metric improves
         lower = lower_is_better(key[1])
@@ -303,12 +163,12 @@ async def task_page(pool: Any, view: Labeller, number: int) -> dict[str, Any]:
                 "labels": benchmark_labels_query(iri, "kg:onTask"),
             },
         ),
-        story.papers(pool, view, "task", number),
+        item_papers(pool, view, "task", number),
         shared(pool, view, relation="tasks", item=iri, other="methods"),
     )
     f = facts(view, found["facts"])
     return {
-        "description": first(f, story.DC + "description"),
+        "description": first(f, DC + "description"),
         "area": links(view, f, KG + "area"),
         "parent": links(view, f, KG + "subtaskOf"),
         "synonyms": [t.value for t in f.get("http://www.w3.org/2004/02/skos/core#altLabel", [])],
@@ -363,7 +223,7 @@ async def dataset_page(pool: Any, view: Labeller, number: int) -> dict[str, Any]
                 ),
                 "benchmarks": benchmarks_query(iri, "kg:onDataset"),
                 "labels": benchmark_labels_query(iri, "kg:onDataset"),
-                "loaders": story.PREFIXES
+                "loaders": PREFIXES
                 + f"""SELECT ?loader (MIN(?u) AS ?url) (MIN(?r) AS ?repo)
        (GROUP_CONCAT(DISTINCT ?fw; separator=", ") AS ?frameworks) WHERE {{
   {d} kg:dataLoader ?loader . OPTIONAL {{ ?loader kg:linkedUrl ?u }}
@@ -371,16 +231,16 @@ async def dataset_page(pool: Any, view: Labeller, number: int) -> dict[str, Any]
 }} GROUP BY ?loader LIMIT 50""",
             },
         ),
-        story.papers(pool, view, "dataset", number),
+        item_papers(pool, view, "dataset", number),
     )
     f = facts(view, found["facts"])
-    alike = await possibly_same(pool, view, iri, first(f, story.RDFS + "label"))
+    alike = await possibly_same(pool, view, iri, first(f, RDFS + "label"))
     return {
         "alike": alike,
         "full_name": first(f, KG + "fullName"),
-        "description": first(f, story.DC + "description"),
+        "description": first(f, DC + "description"),
         "homepage": links(view, f, "http://xmlns.com/foaf/0.1/homepage"),
-        "elsewhere": links(view, f, story.RDFS + "seeAlso"),
+        "elsewhere": links(view, f, RDFS + "seeAlso"),
         "introduced_date": first(f, KG + "introducedDate"),
         "details": [
             (name, [t.value for t in f.get(KG + key, [])])
@@ -422,18 +282,18 @@ async def method_page(pool: Any, view: Labeller, number: int) -> dict[str, Any]:
                 "introduced": introducing_query(iri, "kg:introducesMethod"),
             },
         ),
-        story.papers(pool, view, "method", number),
+        item_papers(pool, view, "method", number),
     )
     f = facts(view, found["facts"])
     return {
         "full_name": first(f, KG + "fullName"),
-        "description": first(f, story.DC + "description"),
+        "description": first(f, DC + "description"),
         "introduced_year": first(f, KG + "introducedYear"),
         "source": {"url": first(f, KG + "sourceUrl"), "title": first(f, KG + "sourceTitle")},
         "code_snippet": first(f, KG + "codeSnippet"),
         "dump_count": first(f, KG + "paperCount"),
         "collections": links(view, f, KG + "inCollection"),
-        "elsewhere": links(view, f, story.RDFS + "seeAlso"),
+        "elsewhere": links(view, f, RDFS + "seeAlso"),
         "introduced": paper_links(view, found["introduced"]),
         "papers": papers,
     }
@@ -456,7 +316,7 @@ async def collection_page(pool: Any, view: Labeller, number: int) -> dict[str, A
     )
     f = facts(view, found["facts"])
     return {
-        "description": first(f, story.DC + "description"),
+        "description": first(f, DC + "description"),
         "area": links(view, f, KG + "area"),
         "parent": links(view, f, KG + "parentCollection"),
         "children": labelled(view, found["children"]),
@@ -484,7 +344,7 @@ async def area_page(pool: Any, view: Labeller, number: int) -> dict[str, Any]:
     )
     f = facts(view, found["facts"])
     return {
-        "description": first(f, story.DC + "description"),
+        "description": first(f, DC + "description"),
         "synonyms": [t.value for t in f.get("http://www.w3.org/2004/02/skos/core#altLabel", [])],
         "tasks": tasks,
         "collections": counted(view, found["collections"]),
@@ -503,7 +363,7 @@ async def author_page(pool: Any, view: Labeller, number: int) -> dict[str, Any]:
             labels=(STD.foaf_name, STD.label),
         ),
         shared(pool, view, relation="authors", item=iri, other="tasks"),
-        story.papers(pool, view, "author", number),
+        item_papers(pool, view, "author", number),
     )
     return {"coauthors": coauthors, "tasks": tasks, "papers": papers}
 
@@ -515,14 +375,14 @@ async def repository_page(pool: Any, view: Labeller, number: int) -> dict[str, A
         pool,
         {
             "facts": facts_query(iri, "rdfs:label schema:codeRepository kg:host"),
-            "papers": story.PREFIXES
+            "papers": PREFIXES
             + f"""SELECT ?paper (MIN(?t) AS ?title) (MIN(?d) AS ?date) (MAX(?off) AS ?official)
        (GROUP_CONCAT(DISTINCT ?fw; separator=", ") AS ?frameworks) WHERE {{
   ?paper kg:codeLink ?c . ?c kg:repository {r} .
   OPTIONAL {{ ?c kg:isOfficial ?off }} OPTIONAL {{ ?c kg:framework ?fw }}
   OPTIONAL {{ ?paper dcterms:title ?t }} OPTIONAL {{ ?paper dcterms:issued ?d }}
 }} GROUP BY ?paper ORDER BY DESC(?date) ?title LIMIT {MAX_LIST}""",
-            "samples": story.PREFIXES
+            "samples": PREFIXES
             + f"""SELECT ?sample (MIN(?p) AS ?paper) (MIN(?st) AS ?status) (MIN(?lv) AS ?level)
        (MIN(?en) AS ?entry) (MIN(?fp) AS ?path) (MIN(?fu) AS ?file) (MIN(?li) AS ?licence)
 WHERE {{
@@ -531,7 +391,7 @@ WHERE {{
   OPTIONAL {{ ?sample kg:executionStatus ?st }} OPTIONAL {{ ?sample kg:verificationLevel ?lv }}
   OPTIONAL {{ ?sample kg:entry ?en }} OPTIONAL {{ ?sample kg:filePath ?fp }}
   OPTIONAL {{ ?sample kg:fileUrl ?fu }} OPTIONAL {{ ?sample kg:licenceName ?li }}
-}} GROUP BY ?sample ORDER BY ?path ?entry LIMIT {story.MAX_SAMPLES}""",
+}} GROUP BY ?sample ORDER BY ?path ?entry LIMIT {MAX_SAMPLES}""",
         },
     )
     f = facts(view, found["facts"])
@@ -549,7 +409,7 @@ WHERE {{
         ],
         "samples": [
             {
-                **story.sample(s),
+                **sample(s),
                 "paper": view.link(s["paper"].value) if "paper" in s else None,
             }
             for s in found["samples"]
@@ -572,7 +432,7 @@ async def dump_page(pool: Any, view: Labeller, number: int) -> dict[str, Any]:
     store's order: sorting 12,000 IRIs costs a second), its licence and attribution."""
     iri = view.desc.iri
     d = iri_term(iri)
-    size = story.PAGE_SIZE
+    size = PAGE_SIZE
     found = await gather(
         pool,
         {
@@ -581,9 +441,9 @@ async def dump_page(pool: Any, view: Labeller, number: int) -> dict[str, Any]:
                 "kg:dumpKind kg:dumpName kg:sourceFile kg:sourceArchive kg:snapshot "
                 "kg:ingestedAt dcterms:license kg:attribution",
             ),
-            "count": story.PREFIXES
+            "count": PREFIXES
             + f"SELECT (COUNT(?entry) AS ?n) WHERE {{ ?entry prov:wasDerivedFrom {d} }}",
-            "entries": story.PREFIXES
+            "entries": PREFIXES
             + f"""SELECT ?entry ?topic (MIN(?l) AS ?label) WHERE {{
   {{ SELECT ?entry ?topic WHERE {{ ?entry prov:wasDerivedFrom {d} ; foaf:primaryTopic ?topic }}
     LIMIT {size} OFFSET {size * number} }}
@@ -618,7 +478,7 @@ async def dump_page(pool: Any, view: Labeller, number: int) -> dict[str, Any]:
         "entries": {
             "total": total,
             "entries": entries,
-            "paging": story.paging(number, len(entries), total),
+            "paging": paging(number, len(entries), total),
         },
         "sources": [source],
     }
@@ -641,22 +501,24 @@ async def graph_page(pool: Any, view: Labeller, number: int) -> dict[str, Any]:
     """A named graph: a record (what it is, its licence and attribution) or a part of a dump
     (the dump it came from), then its statements."""
     iri = view.desc.iri
-    found = await gather(
-        pool,
-        {
-            "facts": facts_query(
-                iri,
-                "rdf:type kg:sourceFile kg:sourceArchive kg:snapshot kg:rowKind kg:readAt "
-                "kg:ingestedAt "
-                "kg:modificationNote kg:nonAffiliation kg:harvestClaim dcterms:license "
-                "kg:attribution kg:republishedBy kg:describes kg:atlasPage kg:developersPage "
-                "prov:wasDerivedFrom foaf:primaryTopic",
-            ),
-            "provenance": story.provenance_query(iri, graph=True),
-        },
+    found, origins = await asyncio.gather(
+        gather(
+            pool,
+            {
+                "facts": facts_query(
+                    iri,
+                    "rdf:type kg:sourceFile kg:sourceArchive kg:snapshot kg:rowKind kg:readAt "
+                    "kg:ingestedAt "
+                    "kg:modificationNote kg:nonAffiliation kg:harvestClaim dcterms:license "
+                    "kg:attribution kg:republishedBy kg:describes kg:atlasPage "
+                    "kg:developersPage prov:wasDerivedFrom foaf:primaryTopic",
+                ),
+            },
+        ),
+        provenance.rows(pool, iri, graph=True),
     )
     f = facts(view, found["facts"])
-    record = KG + "Record" in {t.value for t in f.get(story.RDF_TYPE, [])}
+    record = KG + "Record" in {t.value for t in f.get(RDF_TYPE, [])}
     file = first(f, KG + "sourceFile")
     titled = {"title": f"Record {file}"} if record and file else {}
     return {
@@ -670,7 +532,7 @@ async def graph_page(pool: Any, view: Labeller, number: int) -> dict[str, Any]:
         + links(view, f, "http://xmlns.com/foaf/0.1/primaryTopic"),
         "pages": links(view, f, KG + "atlasPage") + links(view, f, KG + "developersPage"),
         "derived_from": links(view, f, "http://www.w3.org/ns/prov#wasDerivedFrom"),
-        "sources": story.sources(view, found["provenance"]),
+        "sources": sources(view, origins),
     }
 
 
@@ -693,3 +555,4 @@ async def build(kind: str, pool: Any, view: Labeller, number: int) -> dict[str, 
     """The context of a page of `kind` ("graph" for a named graph's page)."""
     builder = graph_page if kind == "graph" else BUILDERS[kind]
     return await builder(pool, view, number)
+

@@ -16,21 +16,33 @@ kg.serve.pages renders the templates.
 
 from __future__ import annotations
 
+import asyncio
 import bisect
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
-from kg.graph.relations import RELATIONS
-from kg.query.directions import metric_direction
-from kg.query.named import sparql_term
-from kg.rdf.results import AskResult, SelectResult, Term
+from kg.errors import KgError
+from kg.rdf.results import AskResult, Term, decimal_value
 from kg.rdf.vocab import PAPER_TO
-from kg.serve.linked_data import Labeller, Value, local_href
+from kg.serve.linked_data import Description, Labeller, Value, local_href, page_context
+from kg.serve.pages import provenance as origins
+from kg.serve.pages.provenance import provenance, sources
+from kg.serve.pages.rows import (
+    DC,
+    KG_NS,
+    PREFIXES,
+    RDFS,
+    int_of,
+    iri_term,
+    kind_of,
+    lower_is_better,
+    sample,
+    text_of,
+    typed,
+)
 
-KG_NS = "https://w3id.org/kg/ontology#"
-PAGE_SIZE = 50
 MAX_REPOSITORIES = 60
 MAX_RESULTS = 200
 MAX_SAMPLES = 500
@@ -38,41 +50,6 @@ SIMILAR_TOP = 10
 SIMILAR_EXPLAIN = 4
 #: Suggested links on a paper page (kg.graph.suggest; the JSON of `/suggest`).
 SUGGEST_TOP = 8
-#: The prefixes the page queries use.
-PREFIXES = (
-    "PREFIX kg: <https://w3id.org/kg/ontology#>\n"
-    "PREFIX dcterms: <http://purl.org/dc/terms/>\n"
-    "PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>\n"
-    "PREFIX foaf: <http://xmlns.com/foaf/0.1/>\n"
-    "PREFIX prov: <http://www.w3.org/ns/prov#>\n"
-    "PREFIX skos: <http://www.w3.org/2004/02/skos/core#>\n"
-    "PREFIX schema: <https://schema.org/>\n"
-    "PREFIX rdf: <http://www.w3.org/1999/02/22-rdf-syntax-ns#>\n"
-)
-#: Entity kinds whose pages list papers, and the relation that reaches them from a paper.
-PAPER_LISTS = {
-    "method": "methods",
-    "task": "tasks",
-    "dataset": "datasets",
-    "author": "authors",
-    "repository": "repositories",
-}
-
-
-def lower_is_better(metric: str) -> bool:
-    """Whether a leaderboard metric ranks its lowest value first: the direction rule of
-    kg.query.directions (a metric it cannot place ranks highest first, as before).
-
-    >>> lower_is_better("Top 1 Accuracy"), lower_is_better("MAE"), lower_is_better("FID")
-    (False, True, True)
-    """
-    return metric_direction(metric) == "lower"
-
-
-def iri_term(iri: str) -> str:
-    """An IRI as query text (checked by sparql_term: a path cannot inject SPARQL)."""
-    return sparql_term(Term("uri", iri))
-
 
 # --- paper queries --------------------------------------------------------------------------
 
@@ -140,57 +117,8 @@ WHERE {{
         + f"""SELECT ?x (MIN(?l) AS ?label) WHERE {{
   {{ SELECT DISTINCT ?x WHERE {{ {p} kg:hasResult ?r . ?r kg:onTask|kg:onDataset ?x }} }}
   ?x rdfs:label ?l }} GROUP BY ?x""",
-        "provenance": provenance_query(iri),
     }
 
-
-def provenance_query(iri: str, *, graph: bool = False) -> str:
-    """The graphs that state something about the entity, each with the record or dump it
-    came from: file, archive, snapshot date, licence, attribution, republisher, ingest time.
-    (The source footer of every page, and a paper's provenance section.)"""
-    p = iri_term(iri)
-    graphs = (
-        f"VALUES ?graph {{ {p} }}"
-        if graph
-        else f"""{{ SELECT DISTINCT ?graph WHERE {{
-    {{ GRAPH ?graph {{ {p} ?pp ?oo }} }} UNION {{ GRAPH ?graph {{ ?ss ?pp {p} }} }}
-  }} LIMIT 60 }}"""
-    )
-    return (
-        PREFIXES
-        + f"""SELECT ?graph ?kind ?origin (MIN(?f) AS ?file) (MIN(?a) AS ?archive)
-       (MIN(?sn) AS ?snapshot) (MIN(?lic) AS ?licence)
-       (MIN(COALESCE(?gatt, ?att)) AS ?attribution)
-       (MIN(?rep) AS ?republished) (MIN(?at) AS ?ingested) WHERE {{
-  {graphs}
-  OPTIONAL {{ ?graph prov:wasDerivedFrom ?dump }}
-  BIND(COALESCE(?dump, ?graph) AS ?origin)
-  BIND(IF(BOUND(?dump), "dump", "record") AS ?kind)
-  FILTER EXISTS {{ ?origin a ?class VALUES ?class {{ kg:Record kg:Dump }} }}
-  OPTIONAL {{ ?origin kg:sourceFile ?f }} OPTIONAL {{ ?origin kg:sourceArchive ?a }}
-  OPTIONAL {{ ?origin kg:snapshot ?sn }} OPTIONAL {{ ?origin dcterms:license ?lic }}
-  OPTIONAL {{ ?origin kg:attribution ?att }} OPTIONAL {{ ?graph kg:attribution ?gatt }}
-  OPTIONAL {{ ?graph kg:republishedBy ?rep }}
-  OPTIONAL {{ ?origin kg:ingestedAt ?at }}
-}} GROUP BY ?graph ?kind ?origin ORDER BY ?kind ?graph LIMIT 100"""
-    )
-
-
-
-def store_sources_query(limit: int = 50) -> str:
-    """The dumps and records of the whole store (the footer of pages drawn from all of it:
-    search, named queries), each with its file, snapshot, licence and attribution."""
-    return (
-        PREFIXES
-        + f"""SELECT ?origin (MIN(?f) AS ?file) (MIN(?a) AS ?archive) (MIN(?sn) AS ?snapshot)
-       (MIN(?lic) AS ?licence) (MIN(?att) AS ?attribution) WHERE {{
-  {{ SELECT ?origin WHERE {{ ?origin a kg:Dump }} LIMIT {limit} }}
-  UNION {{ SELECT ?origin WHERE {{ ?origin a kg:Record }} LIMIT {limit} }}
-  OPTIONAL {{ ?origin kg:sourceFile ?f }} OPTIONAL {{ ?origin kg:sourceArchive ?a }}
-  OPTIONAL {{ ?origin kg:snapshot ?sn }} OPTIONAL {{ ?origin dcterms:license ?lic }}
-  OPTIONAL {{ ?origin kg:attribution ?att }}
-}} GROUP BY ?origin ORDER BY ?origin"""
-    )
 
 _RESULT_FIELDS = {
     KG_NS + "inLeaderboard": "lb",
@@ -216,19 +144,6 @@ def result_rows(triples: Sequence[Mapping[str, Term]]) -> list[dict[str, Term]]:
     )[:MAX_RESULTS]
 
 
-def as_number(text: str) -> Decimal | None:
-    """A numeric literal's value, to compare as SPARQL does (None: NaN, or not a number).
-
-    >>> as_number("78.57"), as_number("1.5E2"), as_number("NaN"), as_number("n/a")
-    (Decimal('78.57'), Decimal('1.5E+2'), None, None)
-    """
-    try:
-        value = Decimal(text)
-    except InvalidOperation:
-        return None
-    return None if value.is_nan() else value
-
-
 @dataclass(frozen=True)
 class Board:
     """The entries for one metric on one leaderboard: how many, and their numbers (an
@@ -245,7 +160,7 @@ class Board:
         >>> Board(4, numbers, numbers).place("2"), Board(4, numbers, numbers).place("-")
         ((4, 1, 1), (4, 0, 0))
         """
-        value = as_number(number)
+        value = decimal_value(number)
         if value is None:  # SPARQL's comparison would be an error: counted neither way
             return self.entries, 0, 0
         above = len(self.highs) - bisect.bisect_right(self.highs, value)
@@ -256,24 +171,29 @@ def boards(rows: Sequence[Mapping[str, Term]]) -> dict[tuple[str, str], Board]:
     """The `ranks` query's rows as Boards, by (leaderboard IRI, metric name)."""
 
     def numbers(row: Mapping[str, Term], key: str) -> list[Decimal]:
-        found = (as_number(text) for text in text_of(row, key).split())
+        found = (decimal_value(text) for text in text_of(row, key).split())
         return sorted(n for n in found if n is not None)
 
-    return {
-        (r["lb"].value, r["metric"].value): Board(
-            int_of(r, "entries"), numbers(r, "highs"), numbers(r, "lows")
-        )
-        for r in rows
-        if "lb" in r and "metric" in r
-    }
+    out = {}
+    for r in rows:
+        if "lb" in r and "metric" in r:
+            highs = numbers(r, "highs")
+            # the entries ranked: those with a finite number, as on the leaderboard page
+            entries = min(int_of(r, "entries"), len(highs))
+            out[(r["lb"].value, r["metric"].value)] = Board(entries, highs, numbers(r, "lows"))
+    return out
 
 
 def add_ranks(results: Sequence[dict[str, Term]], ranks: Sequence[Mapping[str, Term]]) -> None:
     """Give each result with a number its entries, and the entries above and below it, on
-    its leaderboard for its metric (as `entries`, `above`, `below` literals, for rank_of)."""
+    its leaderboard for its metric (as `entries`, `above`, `below` literals, for rank_of).
+    A number that is none kg ranks (NaN, ±Infinity: `decimal_value`) gets no rank, as on
+    the leaderboard page (kg.query.leaderboard ranks it last, unranked)."""
     by = boards(ranks)
     for r in results:
         if "lb" not in r or "num" not in r or r["num"].kind != "literal":
+            continue
+        if decimal_value(r["num"].value) is None:
             continue
         board = by.get((r["lb"].value, r["metric"].value))
         if board is not None:
@@ -283,52 +203,6 @@ def add_ranks(results: Sequence[dict[str, Term]], ranks: Sequence[Mapping[str, T
                 above=Term("literal", str(above)),
                 below=Term("literal", str(below)),
             )
-
-
-# --- paper lists (method, task, dataset, author, repository pages) -------------------------
-
-
-def papers_path(kind: str) -> str | None:
-    relation = PAPER_LISTS.get(kind)
-    return RELATIONS[relation].path if relation else None
-
-
-def papers_count_query(iri: str, kind: str) -> str:
-    path = papers_path(kind)
-    return f"SELECT (COUNT(DISTINCT ?paper) AS ?n) WHERE {{ ?paper {path} {iri_term(iri)} }}"
-
-
-def papers_page_query(iri: str, kind: str, page: int) -> str:
-    return (
-        PREFIXES
-        + f"""SELECT ?paper (MIN(?t) AS ?title) (MIN(?d) AS ?date) WHERE {{
-  ?paper {papers_path(kind)} {iri_term(iri)} .
-  OPTIONAL {{ ?paper dcterms:title ?t }} OPTIONAL {{ ?paper dcterms:issued ?d }}
-}} GROUP BY ?paper ORDER BY DESC(?date) ?title ?paper
-LIMIT {PAGE_SIZE} OFFSET {PAGE_SIZE * page}"""
-    )
-
-
-# --- what the pages show -------------------------------------------------------------------
-
-
-def rows_of(result: Any) -> list[dict[str, Term]]:
-    if not isinstance(result, SelectResult):
-        return []
-    return [
-        {v: t for v, t in zip(result.variables, row, strict=True) if t is not None}
-        for row in result.rows
-    ]
-
-
-def text_of(row: Mapping[str, Term], key: str) -> str:
-    term = row.get(key)
-    return term.value if term is not None else ""
-
-
-def int_of(row: Mapping[str, Term], key: str) -> int:
-    text = text_of(row, key)
-    return int(text) if text.isdigit() else 0
 
 
 @dataclass
@@ -342,7 +216,6 @@ class PaperStory:
     suggested_error: str | None = None
 
 
-DC, RDFS = "http://purl.org/dc/terms/", "http://www.w3.org/2000/01/rdf-schema#"
 _FACTS = (
     (DC + "issued", "published"),
     (KG_NS + "arxivId", "arXiv"),
@@ -379,19 +252,6 @@ def _topics(view: Labeller, rows: list[dict[str, Term]]) -> list[dict[str, Any]]
         ("dataset", "Datasets introduced"),
     )
     return [{"title": title, "items": groups[role]} for role, title in names if role in groups]
-
-
-def sample(r: Mapping[str, Term]) -> dict[str, Any]:
-    """A harvested sample as the pages show it (status, level, entry, path, licence)."""
-    level = text_of(r, "level")
-    return {
-        "status": text_of(r, "status") or "unknown",
-        "level": int(level) if level.isdigit() else None,
-        "entry": text_of(r, "entry") or None,
-        "path": text_of(r, "path") or None,
-        "file": text_of(r, "file") or None,
-        "licence": text_of(r, "licence") or None,
-    }
 
 
 def _code(
@@ -581,63 +441,10 @@ def _suggested(view: Labeller, story: PaperStory) -> dict[str, Any]:
 def _paper_key(view: Labeller) -> str:
     iri = view.desc.iri
     return iri[len(view.base) :] if iri.startswith(view.base + "paper/") else iri
-
-
-def sources(view: Labeller, rows: list[dict[str, Term]]) -> list[dict[str, Any]]:
-    """The `sources` of a page's footer (see _source_license.html), one per record or dump,
-    from the rows of a provenance query (`paper_queries`' or `sources_query`)."""
-    out: dict[str, dict[str, Any]] = {}
-    for r in rows:
-        origin = r.get("origin") or r.get("graph")
-        if origin is None:
-            continue
-        found = out.setdefault(
-            origin.value,
-            {
-                **view.link(origin.value),
-                "label": text_of(r, "file") or text_of(r, "archive") or view.short(origin.value),
-                "snapshot": text_of(r, "snapshot") or None,
-                "licence": text_of(r, "licence") or None,
-                "attribution": text_of(r, "attribution") or None,
-            },
-        )
-        for key, name in (
-            ("snapshot", "snapshot"),
-            ("licence", "licence"),
-            ("attribution", "attribution"),
-        ):
-            if not found[name] and text_of(r, key):
-                found[name] = text_of(r, key)
-    return list(out.values())
-
-
-def _provenance(view: Labeller, rows: list[dict[str, Term]]) -> list[dict[str, Any]]:
-    out = []
-    for r in rows:
-        origin = r.get("origin")
-        bits: list[tuple[str, Value]] = []
-        if text_of(r, "kind") == "dump" and origin is not None:
-            bits.append(("from the dump", view.link(origin.value)))
-        for key, name in (("file", "file"), ("archive", "source"), ("snapshot", "snapshot")):
-            if text_of(r, key):
-                bits.append((name, {"text": text_of(r, key)}))
-        for key, name in (
-            ("licence", "licence"),
-            ("attribution", "attribution"),
-            ("republished", "republished by"),
-        ):
-            if key in r:
-                bits.append((name, view.value(r[key])))
-        if text_of(r, "ingested"):
-            bits.append(("ingested", {"text": text_of(r, "ingested")}))
-        out.append({"graph": view.link(r["graph"].value), "bits": bits})
-    return out
-
-
 def paper_context(view: Labeller, story: PaperStory) -> dict[str, Any]:
     """What the paper template shows, from the story's rows."""
     rows = {
-        name: result if isinstance(result, list) else rows_of(result)
+        name: result if isinstance(result, list) else result.term_rows()
         for name, result in story.rows.items()
     }
     results = rows.get("results", [])
@@ -657,70 +464,9 @@ def paper_context(view: Labeller, story: PaperStory) -> dict[str, Any]:
         "benchmarks": _benchmarks(view, results),
         "similar": _similar(view, story),
         "suggested": _suggested(view, story),
-        "provenance": _provenance(view, rows.get("provenance", [])),
+        "provenance": provenance(view, rows.get("provenance", [])),
         "sources": sources(view, rows.get("provenance", [])),
     }
-
-
-def paging(number: int, shown: int, total: int, size: int = PAGE_SIZE) -> dict[str, int]:
-    """Where a page of a list is: {number, first, last, total} (first and last 1-based)."""
-    return {
-        "number": number,
-        "first": number * size + 1,
-        "last": number * size + shown,
-        "total": total,
-    }
-
-
-def papers_context(view: Labeller, count: Any, papers: Any, number: int) -> dict[str, Any]:
-    """An item's papers: this page of them, the count, and where the page is."""
-    counted = rows_of(count)
-    total = int_of(counted[0], "n") if counted else 0
-    rows = rows_of(papers)
-    return {
-        "total": total,
-        "papers": [
-            {
-                "paper": view.link(r["paper"].value, text_of(r, "title") or None),
-                "date": text_of(r, "date"),
-            }
-            for r in rows
-        ],
-        "paging": paging(number, len(rows), total),
-    }
-
-
-# --- running them ---------------------------------------------------------------------------
-
-
-def kind_of(iri: str, base: str) -> str | None:
-    if not iri.startswith(base):
-        return None
-    rest = iri[len(base) :]
-    head, _, tail = rest.partition("/")
-    return head if tail else None
-
-
-RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
-
-
-def typed(view: Labeller, cls: str) -> bool:
-    """Whether the entity is stated to be a kg:`cls` (not a node minted under one)."""
-    iri = view.desc.iri
-    return any(
-        s.value == iri and p.value == RDF_TYPE and o.value == KG_NS + cls
-        for s, p, o in view.desc.outgoing
-    )
-
-
-def page_number(value: str | None) -> int:
-    from kg.errors import ParameterError
-
-    if value is None:
-        return 0
-    if not value.isdigit() or int(value) > 1_000_000:
-        raise ParameterError(f"page={value[:20]!r} must be a whole number (0 is the first page)")
-    return int(value)
 
 
 def is_paper_query(iri: str) -> str:
@@ -729,10 +475,6 @@ def is_paper_query(iri: str) -> str:
 
 async def paper_story(pool: Any, iri: str, base: str) -> PaperStory:
     """Run a paper's queries and its similarity lookup in the pool, all at once."""
-    import asyncio
-
-    from kg.errors import KgError
-
     queries = paper_queries(iri)
     names = list(queries)
 
@@ -765,13 +507,33 @@ async def paper_story(pool: Any, iri: str, base: str) -> PaperStory:
             return None, f"Suggested links are not available: {exc}"
 
     found = await asyncio.gather(
-        *(pool.result(queries[n]) for n in names), similar(), suggested()
+        *(pool.result(queries[n]) for n in names),
+        similar(),
+        suggested(),
+        origins.rows(pool, iri),
     )
-    data, error = found[-2]
-    suggestions, suggestions_error = found[-1]
-    results = dict(zip(names, found[:-2], strict=True))
-    results["results"] = result_rows(rows_of(results["results"]))
+    data, error = found[-3]
+    suggestions, suggestions_error = found[-2]
+    results = dict(zip(names, found[:-3], strict=True))
+    results["provenance"] = found[-1]
+    results["results"] = result_rows(results["results"].term_rows())
     return PaperStory(results, data, error, suggestions, suggestions_error)
+
+
+async def page(
+    pool: Any, iri: str, base: str, described: Awaitable[Description]
+) -> dict[str, Any] | None:
+    """A paper's page context: its story (after one ASK that it is a kg:Paper) gathered
+    while the server reads the entity's description (`described`, already running), then
+    the two shaped together. None where the IRI names no paper, or a graph: the entity's
+    own page then shows it."""
+    desc, found = await asyncio.gather(described, early_story(pool, iri, base))
+    view = Labeller(desc, base)
+    if found is None or desc.is_graph or not typed(view, "Paper"):
+        return None
+    context: dict[str, Any] = page_context(desc, view)
+    context.update(paper_context(view, found), folded=True)
+    return context
 
 
 async def early_story(pool: Any, iri: str, base: str) -> PaperStory | None:
@@ -786,48 +548,3 @@ async def early_story(pool: Any, iri: str, base: str) -> PaperStory | None:
     return await paper_story(pool, iri, base)
 
 
-async def listed(pool: Any, name: str, **kwargs: Any) -> Any:
-    """A list of kg.graph.lists from the matrix kept beside the store, run in a worker; None
-    when it is not kept or the worker fails (the page then runs its SPARQL). The first list
-    of a store version also makes the papers' order (two scans of the store: 1.5-3.4 s of
-    CPU at 57,626 papers), so it gets the similarity lookup's time limit, not a query's: a
-    worker killed at the query's limit would leave the next list to start it again."""
-    from kg.errors import KgError
-    from kg.serve.similar import GRAPH_TIMEOUT
-
-    try:
-        return await pool.graph(name, GRAPH_TIMEOUT, **kwargs)
-    except KgError:
-        return None
-
-
-async def papers(pool: Any, view: Labeller, kind: str, number: int) -> dict[str, Any]:
-    """An item's papers (through the relation of its kind), this page of them and the count:
-    from the matrix kept beside the store (kg.graph.lists), else by SPARQL."""
-    import asyncio
-
-    iri = view.desc.iri
-    found_list = await listed(
-        pool,
-        "item_papers",
-        relation=PAPER_LISTS[kind],
-        item=iri,
-        offset=PAGE_SIZE * number,
-        limit=PAGE_SIZE,
-    )
-    if found_list is not None:
-        total = int(found_list["total"])
-        shown = found_list["papers"]
-        return {
-            "total": total,
-            "papers": [
-                {"paper": view.link(p["paper"], p["title"] or None), "date": p["date"] or ""}
-                for p in shown
-            ],
-            "paging": paging(number, len(shown), total),
-        }
-    count, found = await asyncio.gather(
-        pool.result(papers_count_query(iri, kind)),
-        pool.result(papers_page_query(iri, kind, number)),
-    )
-    return papers_context(view, count, found, number)

@@ -11,18 +11,20 @@ browser (templates/404.html), JSON for a client.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
 
 from starlette.requests import Request
+from starlette.responses import PlainTextResponse, RedirectResponse, Response
 
-from kg.errors import KgError
+from kg.errors import AmbiguousNameError, KgError, UnknownNameError
 from kg.query.resolve import KINDS
 from kg.serve import conneg
 from kg.serve.linked_data import local_href
-from kg.serve.render import render
+from kg.serve.pages.respond import html_response
+from kg.serve.render import JsonResponse, render
 
 #: What a client that asks for nothing in particular gets (JSON), before a page.
 _OFFERS = (conneg.Offer("application/json"), conneg.Offer("text/plain"), conneg.HTML_OFFER)
@@ -155,3 +157,43 @@ def page(message: str, found: Nearest, sources: Sequence[Mapping[str, Any]] = ()
         search_text=found.text.replace("/", " "),
         sources=list(sources),
     )
+
+
+async def answer(
+    request: Request,
+    message: str,
+    exc: Exception | None,
+    pool: Any,
+    base: str,
+    store_sources: Callable[[], Awaitable[list[dict[str, Any]]]],
+) -> Response:
+    """A GET of a path that names nothing: a redirect to what the resolver reads it as, or a
+    404 with the nearest names: a page for browsers, JSON for clients when there are names
+    to offer (as a miss of a query's parameter), else text. `pool` is None before the
+    server's pool is up; `store_sources`: the footer's."""
+    raw = (request.scope.get("raw_path") or request.url.path.encode()).decode("latin-1")
+    found = Nearest()
+    if pool is not None:
+        found = await nearest(pool, base, raw)
+    if found.redirect is not None:
+        query = request.url.query
+        return RedirectResponse(found.redirect + (f"?{query}" if query else ""), status_code=302)
+    named = isinstance(exc, UnknownNameError | AmbiguousNameError)
+    if named and not found.candidates:
+        assert isinstance(exc, UnknownNameError | AmbiguousNameError)
+        found.candidates = [
+            {"href": local_href(c, base), "label": c.removeprefix(base), "iri": c}
+            for c in exc.candidates
+        ]
+    if wants_html(request):
+        sources = await store_sources() if pool is not None else []
+        return html_response(page(message, found, sources), status=404)
+    if named or found.candidates:
+        assert exc is None or isinstance(exc, KgError)
+        body = {
+            "error": message,
+            "parameter": exc.parameter.name if named and exc and exc.parameter else None,
+            "candidates": [str(c["iri"]) for c in found.candidates],
+        }
+        return JsonResponse(body, status_code=404, headers={"Vary": "Accept"})
+    return PlainTextResponse(message.rstrip() + "\n", status_code=404, headers={"Vary": "Accept"})

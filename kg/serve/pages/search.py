@@ -83,7 +83,7 @@ def context(
 
 def render(page: Mapping[str, Any], sources: Sequence[Mapping[str, Any]] = ()) -> str:
     """The hits page (templates/search.html; `sources`: the footer's, see
-    kg.serve.story.sources)."""
+    kg.serve.pages.provenance.sources)."""
     return render_template(
         "search.html",
         title=page["query"],
