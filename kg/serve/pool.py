@@ -165,7 +165,7 @@ class _Worker:
             raise StoreError("a query worker exited while opening the store") from None
         if reply[0] != "ready":
             self.kill()
-            raise _rebuild_error(reply[1], reply[2])
+            raise _rebuild_error(*reply[1:])
 
     def call(self, request: Request, timeout: float) -> tuple[Any, ...]:
         """Send one request and wait for its reply (blocking; runs in a thread)."""
@@ -205,11 +205,17 @@ def _finished(loop: asyncio.AbstractEventLoop) -> asyncio.Future[Any]:
     return future
 
 
-def _rebuild_error(name: str, message: str) -> KgError:
+def _rebuild_error(
+    name: str, message: str, template: str = "", parameter: Param | None = None
+) -> KgError:
+    """A worker's error (kg.serve.worker._error_reply) raised again here, with the
+    parameter it is about when it names one."""
     cls = getattr(errors, name, KgError)
     if not (isinstance(cls, type) and issubclass(cls, KgError)):
         cls = KgError
     try:
+        if parameter is not None:
+            return cls(template, parameter=parameter)
         return cls(message)
     except TypeError:
         return KgError(message)
@@ -468,7 +474,7 @@ class QueryPool:
             return reply[1]
         if reply[1] == "MemoryLimitError":
             raise self.memory_error()
-        raise _rebuild_error(reply[1], reply[2])
+        raise _rebuild_error(*reply[1:])
 
     def memory_error(self) -> MemoryLimitError:
         message = memory_message(self.limits.memory_mb, _OPERATOR_REMEDY)
@@ -589,20 +595,18 @@ class QueryPool:
         )
         return result
 
-    async def graph(self, name: str, timeout: float | None = None, **kwargs: Any) -> Any:
-        """`similar` or `shared` (kg.graph.similarity) as JSON data, run in a worker.
-
-        The worker keeps the loaded index (kg.graph.cache), so warm calls only rank. The
-        first call on a store without a current cache reads every link: give it a longer
-        `timeout` than a query's.
-        """
-        return await self._run("graph", (name, kwargs), timeout)
-
     async def call(self, call: str, timeout: float | None = None, /, **kwargs: Any) -> Any:
-        """An MCP tool's call (kg.mcp.calls: the library over the worker's snapshot), as
-        JSON data, under the pool's limits. `base_iri` names the store's IRI base."""
-        base_iri = kwargs.pop("base_iri")
+        """One of the worker operations (kg.mcp.calls.CALLS: the library over the worker's
+        snapshot) as JSON data, under the pool's limits. `base_iri` (optional) names the
+        store's IRI base. The worker keeps what it loads (the similarity index, the
+        suggestion model, the search index: kg.graph.cache), so warm calls only rank; a
+        first call on a store without a current cache reads every link: give it a longer
+        `timeout` than a query's."""
+        base_iri = kwargs.pop("base_iri", None)
         return await self._run("call", (call, kwargs, base_iri), timeout)
+
+    #: The pages' name for `call` (`pool.graph("similar", …)`).
+    graph = call
 
     async def ping(self) -> int:
         pid: int = await self._run("ping", None)

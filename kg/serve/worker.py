@@ -102,7 +102,7 @@ class Answer:
 
 @dataclass(frozen=True)
 class Request:
-    op: str  # "serialize", "result", "update", "graph", "call", "ping"
+    op: str  # "serialize", "result", "update", "call", "ping"
     generation: int
     payload: Any = None
     reload: Source | None = None  # a new memory snapshot to load first
@@ -144,13 +144,14 @@ class _WorkerState:
         self.search: StoreSearch | None = None
         self.graphs: dict[str, KnowledgeGraph] = {}  # the library over this store, by base
 
-    def library(self, base_iri: str) -> KnowledgeGraph:
-        """The library (kg.library) over this worker's snapshot, for the MCP tools' calls."""
-        graph = self.graphs.get(base_iri)
+    def library(self, base_iri: str | None) -> KnowledgeGraph:
+        """The library (kg.library) over this worker's snapshot, for the worker operations
+        (kg.mcp.calls); it searches with the worker's own index (`searcher`)."""
+        key = base_iri or ""
+        graph = self.graphs.get(key)
         if graph is None:
-            from kg.mcp.calls import WorkerGraph
-
-            graph = self.graphs[base_iri] = WorkerGraph(self.store, self.source.path, base_iri)
+            graph = self.graphs[key] = _worker_graph(self.store, self.source.path, base_iri)
+            graph._search = self.searcher()  # opened on first use, shared with `expand`
         return graph
 
     def searcher(self) -> StoreSearch:
@@ -210,9 +211,7 @@ class _WorkerState:
             snapshot = Source.of(store)
             self.source = snapshot
             return snapshot
-        if request.op == "graph":
-            return _graph_call(store, *request.payload)
-        if request.op == "call":  # an MCP tool's call (kg.mcp.calls), on the library
+        if request.op == "call":  # one of the worker operations (kg.mcp.calls), on the library
             from kg.mcp.calls import run_call
 
             name, kwargs, base_iri = request.payload
@@ -222,58 +221,18 @@ class _WorkerState:
         raise KgError(f"unknown worker operation {request.op!r}")
 
 
-def _graph_call(store: GraphStore, name: str, kwargs: dict[str, Any]) -> Any:
-    """`kg similar` / `kg shared` / `kg suggest` in a worker, as their JSON (the worker keeps
-    the index and the model). A request trains no large store's suggestion model: it needs
-    the model trained ahead (kg.graph.cache.suggest_model, `on_request`)."""
-    from kg.graph import cache, similarity
+def _worker_graph(store: GraphStore, path: Path | None, base_iri: str | None) -> KnowledgeGraph:
+    """The library over a store this process already holds open (the worker's snapshot);
+    closing it leaves the store to its owner."""
+    from kg.library import KnowledgeGraph
 
-    if name == "similar":
+    class WorkerGraph(KnowledgeGraph):
+        def close(self) -> None:
+            self._search = None
 
-        def run() -> Any:
-            similarity.resolve_paper(store, kwargs["paper"], kwargs["base_iri"])
-            index = cache.similarity_index(store, kwargs["by"], kwargs["metric"])
-            return similarity.similar(store, **kwargs, index=index).as_dict()
-
-        return store.reading(run)
-    if name == "shared":
-        return store.reading(lambda: similarity.shared(store, **kwargs).as_dict())
-    if name == "suggest":
-        from kg.graph import suggest
-
-        def run_suggest() -> Any:
-            similarity.resolve_paper(store, kwargs["paper"], kwargs["base_iri"])
-            model = cache.suggest_model(store, on_request=True)
-            return suggest.suggest(store, **kwargs, model=model).as_dict()
-
-        return store.reading(run_suggest)
-    if name in ("item_papers", "shared_items", "counted_items"):  # pages' lists (kg.graph.lists)
-        from kg.graph import lists
-
-        listed = getattr(lists, name)
-        return store.reading(lambda: listed(store, **kwargs))
-    if name == "warm":  # what a first paper or list page would make (kg.serve.app warm-up)
-        from kg.graph import lists
-
-        def run_warm() -> dict[str, bool]:
-            cache.similarity_index(store, "all", "idf")
-            try:
-                cache.suggest_model(store, on_request=True)
-                suggest_ready = True
-            except KgError:  # not trained ahead and too large to train here: pages say so
-                suggest_ready = False
-            return {"suggest": suggest_ready, "order": lists.prepare(store)}
-
-        return store.reading(run_warm)
-    if name == "lookup":  # a path's name -> the thing, or the near ones (kg.query.resolve)
-        from kg.query.resolve import lookup
-
-        return store.reading(lambda: lookup(store, **kwargs))
-    if name == "resolve":  # a named query's names, slugs and ids -> IRIs (kg.query.resolve)
-        from kg.query.resolve import resolved_reply
-
-        return store.reading(lambda: resolved_reply(store, **kwargs))
-    raise KgError(f"unknown graph operation {name!r}")
+    graph = WorkerGraph(path, memory=path is None, base_iri=base_iri)
+    graph._store = store
+    return graph
 
 
 @dataclass(frozen=True)
@@ -287,8 +246,12 @@ class Limits:
     allow_hosts: tuple[str, ...] = ()
 
 
-def _error_reply(exc: BaseException, limits: Limits | None = None) -> tuple[str, str, str]:
+def _error_reply(exc: BaseException, limits: Limits | None = None) -> tuple[Any, ...]:
+    """("error", the error class's name, its message[, its template, its parameter]): the
+    parameter goes along so that the face that asked words it (`KgError.worded`)."""
     if isinstance(exc, KgError):
+        if exc.parameter is not None:
+            return ("error", type(exc).__name__, str(exc), exc.template, exc.parameter)
         return ("error", type(exc).__name__, str(exc))
     if isinstance(exc, MemoryError):  # the parent words it (QueryPool.memory_error)
         return ("error", "MemoryLimitError", "")
