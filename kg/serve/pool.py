@@ -1,4 +1,5 @@
-"""Queries run in worker processes, so that a query past its time limit really stops.
+"""Queries run in worker processes, so that a query past its time limit really stops. This
+module is the parent's side (the server's); the worker's own side is kg.serve.worker.
 
 pyoxigraph has no query timeout, and a running aggregate ignores interrupts, so a thread
 cannot be stopped. A process can: the pool keeps a few worker processes, each holding its
