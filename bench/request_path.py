@@ -53,19 +53,6 @@ BASE = "https://w3id.org/kg/id/"
 SCOPE = "kg.serve"
 
 
-def _worker_graph_op() -> Any:
-    """The worker's table of graph operations (`similar`, `suggest`, the lists …): one
-    function (store, name, kwargs) wherever the pool keeps it."""
-    for module, name in (("kg.serve.worker", "graph_call"), ("kg.serve.pool", "_graph_call")):
-        try:
-            found = __import__(module, fromlist=[name])
-        except ImportError:
-            continue
-        if hasattr(found, name):
-            return getattr(found, name)
-    raise SystemExit("no worker graph operation found (kg.serve.worker / kg.serve.pool)")
-
-
 class InProcessPool:
     """The pool's `result` and `graph`, run here by the code a worker runs (for tracing)."""
 
@@ -73,7 +60,9 @@ class InProcessPool:
         self.store = store
         self.generation = generation
         self.size = 1
-        self.graph_op = _worker_graph_op()
+        from kg.serve.worker import _worker_graph
+
+        self.library = _worker_graph(store, None, None)
 
     async def result(
         self,
@@ -85,8 +74,12 @@ class InProcessPool:
     ) -> Any:
         return self.store.query(sparql, substitutions=substitutions, limit=limit)
 
-    async def graph(self, name: str, timeout: float | None = None, **kwargs: Any) -> Any:
-        return self.graph_op(self.store, name, kwargs)
+    async def call(self, name: str, timeout: float | None = None, /, **kwargs: Any) -> Any:
+        from kg.mcp.calls import run_call  # the one table of worker operations
+
+        return self.store.reading(lambda: run_call(self.library, name, kwargs))
+
+    graph = call
 
 
 @dataclass

@@ -387,6 +387,18 @@ def test_the_faces_table_is_read_and_gives_reasons() -> None:
         assert face.startswith(FACES) and (ROOT / face).is_file(), face
         assert lower.split(".")[1] in BELOW_THE_LIBRARY, lower
         assert len(why.split()) >= 3, f"{face} -> {lower}: say why"
-    # the CLI's own rows are settled: only modules being moved may stay pending
-    pending = {face for (face, _), why in table.items() if why.startswith("pending")}
-    assert all(f.startswith("kg/serve/") or f == "kg/mcp/calls.py" for f in pending), pending
+    # every row is settled: none waits for a move
+    pending = {face for (face, _), why in table.items() if "pending" in why}
+    assert not pending, pending
+
+
+def test_no_module_is_over_700_lines() -> None:
+    """A module holds one job; past 700 lines it holds several (docs/architecture.md). The
+    engine, the one module that imports pyoxigraph, stays whole on purpose."""
+    long = {
+        str(p.relative_to(ROOT)): n
+        for p in _modules()
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > 700
+    }
+    long.pop("kg/rdf/engine.py", None)
+    assert not long, f"split these by job: {long}"

@@ -165,6 +165,34 @@ def test_a_search_block_bomb_is_refused_and_the_server_stays_small(
     assert proc.get("/health").json()["replaced"] == 0
 
 
+def test_the_server_process_opens_no_search_index(served: tuple[ServeProcess, Path]) -> None:
+    """/search runs in a worker, under its limits: the server process never loads the
+    index's engine (tantivy), while the workers that searched did."""
+    proc = served[0]
+    r = proc.get("/search", params={"q": "attention", "limit": "2"})
+    assert r.status_code == 200 and r.json()["hits"], r.text
+    assert "tantivy" not in Path(f"/proc/{proc.proc.pid}/maps").read_text()
+    workers = proc.get("/health").json()
+    searched = [
+        pid for pid in _children(proc.proc.pid)
+        if "tantivy" in Path(f"/proc/{pid}/maps").read_text()
+    ]
+    assert searched and workers["workers_running"] == 2
+
+
+def _children(pid: int) -> list[int]:
+    """The process ids of `pid`'s children (its query workers)."""
+    found = []
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            lines = status.read_text().splitlines()
+        except OSError:
+            continue
+        if f"PPid:\t{pid}" in lines:
+            found.append(int(status.parent.name))
+    return found
+
+
 def _rss_mb(pid: int) -> float:
     with open(f"/proc/{pid}/status", encoding="ascii") as f:
         line = next(x for x in f if x.startswith("VmRSS:"))

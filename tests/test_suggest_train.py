@@ -21,7 +21,7 @@ from kg.config import SUGGEST_INLINE_ENV
 from kg.errors import ModelNotTrainedError, UsageError
 from kg.graph import cache
 from kg.library.knowledge_graph import KnowledgeGraph
-from kg.mcp.calls import suggest as mcp_suggest
+from kg.mcp.calls import suggest_page as mcp_suggest
 from kg.rdf.snapshots import READERS_DIR
 from kg.rdf.store import GraphStore
 from kg.serve.app import ServerConfig, create_app

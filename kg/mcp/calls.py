@@ -1,24 +1,23 @@
-"""What each MCP tool asks of the library, run where the store is: a pool worker, under its
-time, memory and network limits (kg.serve.pool runs `run_call` there).
+"""The one table of worker operations (`CALLS`): what pages, HTTP, MCP and `/search` ask
+of the library, run where the store is: a pool worker, under its time, memory and network
+limits (kg.serve.worker runs `run_call` there; kg.serve.pool's `call` sends one).
 
-Each call takes a `KnowledgeGraph` and plain arguments and returns plain JSON data: the
-objects `kg … --json` prints (`kg search --json`, `kg similar --json`, …), or, for SPARQL, the
-SPARQL 1.1 JSON results' bindings, cut to the row and byte caps with a note saying so.
+Each call takes a `KnowledgeGraph` and plain arguments and returns plain JSON data. The
+pages' and HTTP's calls are the library's answers whole (kg.library.operations: `similar`,
+`suggest`, `search_hits`, the pages' lists, …). The MCP tools' calls answer in pages cut to
+an answer's budget (kg.mcp.budget), built on the same library calls: the objects `kg …
+--json` prints (`kg search --json`, `kg similar --json`, …), or, for SPARQL, the SPARQL 1.1
+JSON results' bindings, cut to the row and byte caps with a note saying so.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
-from kg.library import KnowledgeGraph
+from kg.library import KnowledgeGraph, operations
 from kg.mcp.budget import ANSWER_BYTES, DEFAULT_TOP, MAX_TOP, fit, paged, size
-
-if TYPE_CHECKING:
-    from pathlib import Path
-
-    from kg.rdf.store import GraphStore
 
 #: What a call returns: JSON data.
 Data = dict[str, Any]
@@ -30,18 +29,6 @@ REASONS = 3
 CODE_REPOSITORIES = 3
 #: What a leaderboard's answer keeps for its papers' code.
 CODE_BYTES = 2_500
-
-
-class WorkerGraph(KnowledgeGraph):
-    """The library over a store this process already holds open (a pool worker's snapshot);
-    closing it leaves the store to its owner."""
-
-    def __init__(self, store: GraphStore, path: Path | None, base_iri: str) -> None:
-        super().__init__(path, memory=path is None, base_iri=base_iri)
-        self._store = store
-
-    def close(self) -> None:
-        self._search = None
 
 
 def _capped(
@@ -131,7 +118,7 @@ def search(
     """A page of full-text hits (`kg search --json`'s hits), with the total, the counts per
     class and the next page's offset."""
     limit, number, skip = _window(top, offset)
-    found = graph.search(text, type=type, top=limit, page=number).as_dict()
+    found = operations.search_hits(graph, text, type=type, top=limit, page=number)
     hits = found["hits"][skip : skip + top]
     data: Data = {"query": text, "type": type, "counts": found["counts"]}
     pages = [paged(data, "hits", hits, top, offset, total=found["total"])]
@@ -142,13 +129,13 @@ def search(
     return fit(data, pages)
 
 
-def similar(
+def similar_page(
     graph: KnowledgeGraph, paper: str, by: str, metric: str, top: int = DEFAULT_TOP,
     offset: int = 0,
 ) -> Data:
     """The papers closest to `paper` (`kg similar --json`), ranks offset+1 .. offset+top,
     each with its first shared items (`shared_count` says how many it shares)."""
-    found = graph.similar(paper, by=by, metric=metric, top=offset + top).as_dict()
+    found = operations.similar(graph, paper, by=by, metric=metric, top=offset + top)
     results = found.pop("results")
     data: Data = {**found, "results": []}
     for r in results[offset:]:
@@ -160,24 +147,24 @@ def similar(
     return fit(data, pages)
 
 
-def shared(graph: KnowledgeGraph, a: str, b: str, by: str, top: int = DEFAULT_TOP,
-           offset: int = 0) -> Data:
+def shared_page(graph: KnowledgeGraph, a: str, b: str, by: str, top: int = DEFAULT_TOP,
+                offset: int = 0) -> Data:
     """What two papers share (`kg shared --json`): per relation, shared items
     offset+1 .. offset+top, rarest first, with their total and next_offset."""
-    data = graph.shared(a, b, by=by).as_dict()
+    data = operations.shared(graph, a, b, by=by)
     pages = [
         paged(r, "items", r["items"], top, offset) for r in data["relations"]
     ]
     return fit(data, pages)
 
 
-def suggest(
+def suggest_page(
     graph: KnowledgeGraph, paper: str, kind: str | None, top: int = DEFAULT_TOP,
     offset: int = 0,
 ) -> Data:
     """The links a paper most likely lacks (`kg suggest --json`), offset+1 .. offset+top,
     each with its first reasons of each sort."""
-    data = graph.suggest(paper, kind=kind, top=offset + top, train=False).as_dict()
+    data = operations.suggest(graph, paper, kind=kind, top=offset + top)
     data.pop("settings", None)
     suggestions = data.pop("suggestions")
     for s in suggestions:
@@ -244,7 +231,7 @@ def _lean(item: dict[str, Any], *drop: str) -> dict[str, Any]:
     return {k: v for k, v in item.items() if v not in (None, [], {}, False) and k not in drop}
 
 
-def resolve(graph: KnowledgeGraph, kind: str, name: str) -> Data:
+def thing(graph: KnowledgeGraph, kind: str, name: str) -> Data:
     """The one thing of `kind` that `name` names: its IRI, key and label."""
     thing = graph.resolve(kind, name)
     return {"iri": thing.iri, "key": thing.key, "label": thing.label}
@@ -257,26 +244,39 @@ def void(graph: KnowledgeGraph) -> Data:
     return {"turtle": describe(graph.store, graph.base_iri).serialize("turtle").decode("utf-8")}
 
 
-CALLS: dict[str, Callable[..., Data]] = {
+#: Every operation a worker runs on the library, by name: the MCP tools' answers, then the
+#: pages', HTTP's and /search's (kg.library.operations).
+CALLS: dict[str, Callable[..., Any]] = {
     "sparql": sparql,
     "named_query": named_query,
     "search": search,
-    "similar": similar,
-    "shared": shared,
-    "suggest": suggest,
+    "similar_page": similar_page,
+    "shared_page": shared_page,
+    "suggest_page": suggest_page,
     "leaderboard": leaderboard,
-    "resolve": resolve,
+    "thing": thing,
     "void": void,
+    "similar": operations.similar,
+    "shared": operations.shared,
+    "suggest": operations.suggest,
+    "search_hits": operations.search_hits,
+    "search_ready": operations.search_ready,
+    "item_papers": operations.item_papers,
+    "shared_items": operations.shared_items,
+    "counted_items": operations.counted_items,
+    "warm": operations.warm,
+    "lookup": operations.lookup,
+    "resolve": operations.resolve,
 }
 
 
-def run_call(graph: KnowledgeGraph, name: str, kwargs: Mapping[str, Any]) -> Data:
+def run_call(graph: KnowledgeGraph, name: str, kwargs: Mapping[str, Any]) -> Any:
     """Run the call `name` (one of CALLS) on `graph`."""
     from kg.errors import KgError
 
     call = CALLS.get(name)
     if call is None:
-        raise KgError(f"unknown MCP call {name!r}")
+        raise KgError(f"unknown worker operation {name!r}")
     return call(graph, **kwargs)
 
 

@@ -342,7 +342,7 @@ def build(
         `top`, each with its score, `shared_count` and its first 5 shared items (a rare
         method or a shared author counts for more than a common one); `next_offset` reads
         on (null when no more papers are close)."""
-        return await run("similar", paper=paper, by=by, metric=metric, top=top, offset=offset)
+        return await run("similar_page", paper=paper, by=by, metric=metric, top=top, offset=offset)
 
     @server.tool(title="What two papers share", annotations=read_only)
     async def shared(
@@ -363,7 +363,7 @@ def build(
         datasets): each relation's counts for a and b, its Jaccard index, and its shared
         `items`, rarest first, from `offset`, at most `top`, with `total` and
         `next_offset`."""
-        return await run("shared", a=a, b=b, by=by, top=top, offset=offset)
+        return await run("shared_page", a=a, b=b, by=by, top=top, offset=offset)
 
     @server.tool(title="Suggested links", annotations=read_only)
     async def suggest(
@@ -390,7 +390,7 @@ def build(
         and its first 3 reasons of each sort (similar papers that have the link, the
         paper's items that co-occur with it, the words of its text that name it);
         `next_offset` reads on."""
-        return await run("suggest", paper=paper, kind=kind, top=top, offset=offset)
+        return await run("suggest_page", paper=paper, kind=kind, top=top, offset=offset)
 
     # --- resources --------------------------------------------------------------------------
 

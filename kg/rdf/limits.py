@@ -6,7 +6,7 @@ address-space limit on its data (`RLIMIT_DATA`: heap and private mappings). Past
 allocation fails: Python raises `MemoryError`, Oxigraph (Rust) aborts the process. Either
 way only that process ends; the caller reports `MemoryLimitError` naming the limit.
 
-`kg serve` sets it in each worker process (kg.serve.pool); `kg sparql` and `kg query` run
+`kg serve` sets it in each worker process (kg.serve.worker); `kg sparql` and `kg query` run
 the query in a forked child under it (`run_limited`), so that an abort is still one error
 line and exit code 1.
 """
@@ -14,7 +14,6 @@ line and exit code 1.
 from __future__ import annotations
 
 import os
-import re
 import resource
 import signal
 import sys
@@ -82,28 +81,6 @@ def memory_message(megabytes: int, remedy: str = "raise {parameter}") -> str:
         f"narrow it (a LIMIT, more specific patterns, no ORDER BY over a cross product) or "
         f"{remedy}"
     )
-
-
-#: What the Rust runtime (and the C++ one under RocksDB) writes on stderr when an allocation
-#: fails or a thread panics: the allocation size, a backtrace, a panic location. None of it
-#: is for a user; a process relaying a worker's stderr drops these lines.
-_ENGINE_NOISE = re.compile(
-    r"^\s*(memory allocation of \d+ bytes failed|stack backtrace:|skipping backtrace"
-    r"|thread '.*' panicked at|note: run with `RUST_BACKTRACE|note: Some details are omitted"
-    r"|fatal runtime error|terminate called after|what\(\):|\d+: 0x[0-9a-f]+|\d+: [\w:<>]+"
-    r"|at \S+\.rs:\d+|at /rustc/|panicked at|called `\w+::unwrap\(\)`)"
-)
-
-
-def is_engine_noise(line: str) -> bool:
-    r"""Whether a stderr line is the engine runtime's own text (a panic, a failed allocation).
-
-    >>> is_engine_noise("memory allocation of 360 bytes failed")
-    True
-    >>> is_engine_noise("INFO:     Application startup complete.")
-    False
-    """
-    return bool(_ENGINE_NOISE.match(line))
 
 
 def run_limited(megabytes: int, body: Callable[[], int]) -> int:

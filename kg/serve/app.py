@@ -1,15 +1,12 @@
 """The web application behind `kg serve`.
 
-* `/sparql`: the SPARQL 1.1 Protocol (query by GET, form POST or `application/sparql-query`
-  POST; `default-graph-uri` / `named-graph-uri`; content negotiation; a service
-  description when there is no query). Read-only: updates get 403.
-* `/update`: SPARQL 1.1 Update, only with `allow_update` and the bearer token.
+* `/sparql` and `/update`: the SPARQL 1.1 Protocol (kg.serve.endpoint).
 * `/queries`, `/queries/NAME?param=…`: the named queries of `queries/*.rq`, bound safely.
 * `/paper/<slug>`, `/method/…`, `/graph/record/…`: Linked Data for kg's instance IRIs.
 * `/search?q=…&type=…&page=…&limit=…`: full-text search, a page of hits with the total and
-  the counts per class (JSON; a page for browsers), read from
-  the index beside the store (kg.search); SPARQL's kg search blocks are expanded to VALUES
-  in the worker that runs the query, under its limits (`KgServer._uses_search`).
+  the counts per class (JSON; a page for browsers), searched in a worker under its limits
+  (the index beside the store, kg.search); SPARQL's kg search blocks are expanded to VALUES
+  in the worker that runs the query (`Endpoint.uses_search`).
 * `/`: the front page (kg.serve.pages.home): areas, tasks, the most-used benchmarks, the newest
   new bests, a search box and what the graph holds.
 * `/query`: a YASGUI query page (vendored under kg/serve/static, so it works offline).
@@ -30,76 +27,46 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hmac
 import signal
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qsl, urlsplit
+from typing import Any
+from urllib.parse import urlsplit
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse, RedirectResponse, Response
+from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from kg.errors import (
     AmbiguousNameError,
-    ForbiddenError,
     KgError,
-    MemoryLimitError,
-    ModelNotTrainedError,
     NotFoundError,
     Param,
     ParameterError,
-    QuerySyntaxError,
-    QueryTimeoutError,
-    ResultTooLargeError,
     UnknownNameError,
     UsageError,
 )
-from kg.export.rdfio import graph_text
 from kg.query.named import NamedQuery, bind, load_queries, prepare_local, with_values
-from kg.rdf.engine import convert, parse_to_ntriples
-from kg.rdf.formats import W3C_FORMATS, rdf_format
-from kg.rdf.results import SelectResult, Term
-from kg.rdf.sparql_scan import Shape, refuse_outbound, scan
-from kg.rdf.terms import is_absolute_iri
-from kg.rdf.vocab import PREFIXES
 from kg.resources import static_dir
 from kg.serve import conneg, similar
+from kg.serve.endpoint import FORMAT_PARAM as _FORMAT_PARAM
+from kg.serve.endpoint import Endpoint, Params, read_body, status_for
+from kg.serve.endpoint import error_response as _error
 from kg.serve.mcp import LazyMcp
 from kg.serve.pages import not_found
 from kg.serve.pages import search as search_page
 from kg.serve.pages.respond import html_response
 from kg.serve.pages.site import Pages
-from kg.serve.pool import CLIENT, QueryJob, QueryPool, Source
+from kg.serve.pool import CLIENT, QueryPool, Source
 from kg.serve.render import JsonResponse
 
-if TYPE_CHECKING:
-    from kg.search import StoreSearch
-
 STATIC_DIR = static_dir()
-_FORMAT_PARAM = "format"
-_SD = "http://www.w3.org/ns/sparql-service-description#"
-_IRI_FORBIDDEN = frozenset('<>"{}|^`\\ \t\r\n')
-
-_STATUS: tuple[tuple[type[KgError], int], ...] = (
-    (QuerySyntaxError, 400),
-    (ParameterError, 400),
-    (UsageError, 400),
-    (ForbiddenError, 403),
-    (NotFoundError, 404),
-    (ResultTooLargeError, 422),
-    (QueryTimeoutError, 503),
-    (ModelNotTrainedError, 503),
-    (MemoryLimitError, 507),
-)
-
 
 @dataclass(frozen=True)
 class ServerConfig:
@@ -137,105 +104,14 @@ class ServerConfig:
         return "*" not in self.allow_service
 
 
-def status_for(exc: KgError) -> int:
-    for cls, status in _STATUS:
-        if isinstance(exc, cls):
-            return status
-    return 500
-
-
-def _error(status: int, message: str, headers: Mapping[str, str] | None = None) -> Response:
-    return PlainTextResponse(message.rstrip() + "\n", status_code=status, headers=headers)
-
-
-def _negotiated(body: str | bytes, media_type: str) -> Response:
-    return Response(body, media_type=conneg.content_type(media_type), headers={"Vary": "Accept"})
 
 
 def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-class Params:
-    """Request parameters with repeats kept (the protocol repeats default-graph-uri)."""
-
-    def __init__(self, pairs: list[tuple[str, str]]) -> None:
-        self.values: dict[str, list[str]] = {}
-        for key, value in pairs:
-            self.values.setdefault(key, []).append(value)
-
-    def __contains__(self, key: str) -> bool:
-        return key in self.values
-
-    def all(self, key: str) -> list[str]:
-        return self.values.get(key, [])
-
-    def one(self, key: str) -> str | None:
-        values = self.all(key)
-        if len(values) > 1:
-            raise UsageError(f"give the {key!r} parameter once, not {len(values)} times")
-        return values[0] if values else None
-
-
 async def _none() -> None:
     return None
-
-
-async def read_body(request: Request, limit: int, timeout: float | None = None) -> bytes:
-    """The request body, refused with 413 as soon as it passes `limit` bytes, and with 408
-    when it has not all arrived within `timeout` seconds (a client trickling it)."""
-    if timeout is not None:
-        try:
-            async with asyncio.timeout(timeout):
-                return await read_body(request, limit)
-        except TimeoutError:
-            raise HTTPException(
-                408,
-                f"the request body did not arrive within {timeout:g} s; send it at once",
-                headers={"Connection": "close"},
-            ) from None
-    too_large = HTTPException(
-        413,
-        f"the request body is larger than this server's limit of {limit:,} bytes; "
-        "send a shorter query (or ask the operator to raise --max-body-kb)",
-    )
-    length = request.headers.get("content-length", "")
-    if length.isdigit() and int(length) > limit:
-        raise too_large
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise too_large
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
-def _media_type(request: Request) -> str:
-    return request.headers.get("content-type", "").split(";")[0].strip().lower()
-
-
-def _decode(body: bytes, what: str) -> str:
-    try:
-        return body.decode("utf-8")
-    except UnicodeDecodeError:
-        raise UsageError(f"the {what} is not UTF-8 text") from None
-
-
-def _form(body: bytes) -> list[tuple[str, str]]:
-    text = _decode(body, "form body")
-    try:
-        return parse_qsl(text, keep_blank_values=True, errors="strict")
-    except (ValueError, UnicodeDecodeError):
-        raise UsageError("the form body is not valid application/x-www-form-urlencoded") from None
-
-
-def _graph_iris(values: list[str], param: str) -> list[str]:
-    for value in values:
-        if not is_absolute_iri(value) or _IRI_FORBIDDEN & set(value):
-            raise UsageError(f"{param} {value[:80]!r} is not an absolute IRI")
-    return values
 
 
 class KgServer:
@@ -249,7 +125,8 @@ class KgServer:
         #: Set by a runner (the CLI): called once the pool is up, or with the startup error.
         self.on_ready: Callable[[KgServer], None] | None = None
         self.on_failed_start: Callable[[KgError], None] | None = None
-        self._store_search: StoreSearch | None = None
+        #: /sparql and /update (kg.serve.endpoint), over this server's pool.
+        self.endpoint = Endpoint(config, lambda: self.running)
         self.mcp = LazyMcp(
             self._mcp_app,
             lambda request: read_body(request, config.max_body_bytes, config.body_timeout),
@@ -272,8 +149,6 @@ class KgServer:
         """SIGHUP: reopen store snapshots and reread the named queries."""
         if self.pool is not None:
             self.pool.refresh()
-        if self._store_search is not None:
-            self._store_search.refresh()
         with contextlib.suppress(KgError):
             self.load_queries()
 
@@ -392,62 +267,22 @@ class KgServer:
             raise KgError("the server is not started")
         return self.pool
 
-    # -- helpers -------------------------------------------------------------------------------
-    def _check_targets(self, shape: Shape) -> None:
-        from kg.search.sparql import SERVICE_IRI
-
-        refuse_outbound(shape, self.config.allow_service, frozenset({SERVICE_IRI}))
-
-    def _read_only(self) -> ForbiddenError:
-        if self.config.allow_update:
-            return ForbiddenError(
-                "SPARQL updates are not accepted at /sparql; POST them to /update with the "
-                "bearer token"
-            )
-        return ForbiddenError(
-            "this endpoint is read-only: SPARQL updates are refused (start kg serve with "
-            "--allow-update to accept them at /update)"
-        )
-
-    @staticmethod
-    def _types(request: Request, params: Params) -> tuple[str | None, str | None]:
-        """The results and graph media types the client takes (None: none acceptable)."""
-        formats = params.all(_FORMAT_PARAM)
-        accept = request.headers.get("accept")
-        return (
-            conneg.choose(formats, accept, conneg.RESULT_OFFERS),
-            conneg.choose(formats, accept, conneg.GRAPH_OFFERS),
-        )
-
     # -- search --------------------------------------------------------------------------------
-    def _search(self) -> StoreSearch:
-        """The search over the served store, opened on first use (a stale or missing index is
-        rebuilt from a snapshot of its own); refreshed every --refresh seconds."""
-        if self._store_search is None:
-            from kg.search import StoreSearch
-
-            if self.source.on_disk:
-                self._store_search = StoreSearch(self.source.open, self.source.path)
-            else:
-                self._store_search = StoreSearch(self.source.open(), None)
-        self._store_search.refresh(every=self.config.refresh)
-        return self._store_search
-
+    # -- search --------------------------------------------------------------------------------
     async def _uses_search(self, sparql: str) -> bool:
-        """Whether the query holds a kg search block; if so, the index is made current here
-        (a stale one is rebuilt from a snapshot) and a worker expands the blocks, under the
-        query's time and memory limits (issue 31). Queries without one never open it."""
-        from kg.search.sparql import uses_search
+        """Endpoint.uses_search (kept for the named-query handlers)."""
+        return await self.endpoint.uses_search(sparql)
 
-        if "SERVICE" not in sparql.upper() and "\\" not in sparql:
-            return False
-        if not await asyncio.to_thread(uses_search, sparql):
-            return False
-        await asyncio.to_thread(self._search)
-        return True
+    async def _run_query(
+        self, request: Request, params: Params, sparql: str, **kw: Any
+    ) -> Response:
+        """Endpoint.run_query (kept for the named-query handlers)."""
+        return await self.endpoint.run_query(request, params, sparql, **kw)
 
     async def search(self, request: Request) -> Response:
-        from kg.search import details_query, with_details
+        """/search: a page of full-text hits, searched in a worker under its limits (the
+        library's search, kg.library.operations.search_hits), as JSON or as a page."""
+        from kg.library import SearchHit, SearchPage
 
         params = Params(list(request.query_params.multi_items()))
         text = params.one("q")
@@ -461,196 +296,24 @@ class KgServer:
         if not raw_page.isdigit() or not 1 <= int(raw_page) <= 10_000:
             raise ParameterError(f"page {raw_page[:20]!r} is not a number from 1 to 10000")
         limit, page = int(raw_limit), int(raw_page)
-        results = await asyncio.to_thread(
-            lambda: self._search().find(text, type_, page=page, limit=limit)
+        await self.endpoint.search_ready()
+        data = await self.running.call(
+            "search_hits", text=text, type=type_, top=limit, page=page
         )
-        hits = results.hits
-        papers = [h.iri for h in hits if h.type == "paper"]
-        rows = await self.running.result(details_query(papers)) if papers else None
-        described = (
-            with_details(hits, rows) if isinstance(rows, SelectResult)
-            else [h.as_json() for h in hits]
+        hits = data["hits"]
+        found = SearchPage(
+            query=text, type=type_, page=data["page"], limit=data["limit"],
+            total=data["total"], counts=data["counts"],
+            hits=tuple(SearchHit.from_json(h) for h in hits),
         )
-        context = search_page.context(text, type_, results, described, self.config.base_iri)
+        context = search_page.context(text, type_, found, hits, self.config.base_iri)
         accept = request.headers.get("accept", "")
         wants_html = params.one(_FORMAT_PARAM) == "html" or (
             params.one(_FORMAT_PARAM) is None and "text/html" in accept
         )
         if wants_html:
             return html_response(search_page.render(context, await self.pages.store_sources()))
-        return JsonResponse(
-            {**results.as_json(text, type_, described), "links": context["links"]},
-            headers={"Vary": "Accept"},
-        )
-
-    async def _run_query(
-        self,
-        request: Request,
-        params: Params,
-        sparql: str,
-        *,
-        substitutions: Mapping[str, Term] | None = None,
-        default_graphs: list[str] | None = None,
-        named_graphs: list[str] | None = None,
-        bindings: Mapping[str, Term] | None = None,
-    ) -> Response:
-        expand = await self._uses_search(sparql)
-        shape = scan(sparql)
-        if shape.is_update:
-            raise self._read_only()
-        self._check_targets(shape)
-        results_type, graph_type = self._types(request, params)
-        wanted = graph_type if shape.is_graph_query else results_type
-        if shape.form is not None and wanted is None:
-            offers = conneg.GRAPH_OFFERS if shape.is_graph_query else conneg.RESULT_OFFERS
-            return _error(
-                406,
-                f"a {shape.form} result cannot be sent as {request.headers.get('accept')}; "
-                f"this endpoint offers {conneg.offered(offers)}",
-            )
-        # The protocol's dataset replaces the union default graph (FROM and FROM NAMED in
-        # the query do too: GraphStore.query sees to that).
-        union = default_graphs is None and named_graphs is None
-        answer = await self.running.serialize(
-            QueryJob(
-                sparql,
-                results_type=results_type or conneg.JSON,
-                graph_type=graph_type or conneg.TURTLE,
-                substitutions=substitutions,
-                union=union,
-                default_graphs=default_graphs,
-                named_graphs=named_graphs,
-                prefixes=PREFIXES,
-                expand_search=expand,
-                search_bindings=bindings if expand else None,
-            )
-        )
-        return _negotiated(answer.body, answer.media_type)
-
-    # -- /sparql -------------------------------------------------------------------------------
-    async def sparql(self, request: Request) -> Response:
-        if request.method in ("GET", "HEAD"):  # Starlette answers HEAD with GET's headers
-            params = Params(list(request.query_params.multi_items()))
-            if "query" not in params and "update" not in params:
-                return self.service_description(request, params)
-        else:
-            media_type = _media_type(request)
-            body = await read_body(
-                request, self.config.max_body_bytes, self.config.body_timeout
-            )
-            url_pairs = list(request.query_params.multi_items())
-            if media_type == "application/x-www-form-urlencoded":
-                params = Params(url_pairs + _form(body))
-            elif media_type == "application/sparql-query":
-                if any(k in ("query", "update") for k, _ in url_pairs):
-                    raise UsageError("with application/sparql-query the query is the body alone")
-                params = Params([*url_pairs, ("query", _decode(body, "query"))])
-            elif media_type == "application/sparql-update":
-                raise self._read_only()
-            else:
-                return _error(
-                    415,
-                    f"POST a query as application/x-www-form-urlencoded (query=…) or as "
-                    f"application/sparql-query, not {media_type or 'without a Content-Type'}",
-                )
-        if "update" in params:
-            raise self._read_only()
-        sparql = params.one("query")
-        if sparql is None or not sparql.strip():
-            raise UsageError("the query parameter is empty; give a SPARQL query")
-        defaults, nameds = params.all("default-graph-uri"), params.all("named-graph-uri")
-        dataset = bool(defaults or nameds)
-        return await self._run_query(
-            request,
-            params,
-            sparql,
-            default_graphs=_graph_iris(defaults, "default-graph-uri") if dataset else None,
-            named_graphs=_graph_iris(nameds, "named-graph-uri") if dataset else None,
-        )
-
-    def service_description(self, request: Request, params: Params) -> Response:
-        accept = request.headers.get("accept")
-        media_type = conneg.choose(params.all(_FORMAT_PARAM), accept, conneg.PAGE_OFFERS)
-        if media_type == conneg.HTML:
-            return RedirectResponse("/query", status_code=303)
-        if media_type is None:
-            return _error(
-                406, f"the service description is offered as {conneg.offered(conneg.GRAPH_OFFERS)}"
-            )
-        endpoint = str(request.url.replace(query="", fragment=""))
-        languages = ["sd:SPARQL11Query"] + (
-            ["sd:SPARQL11Update"] if self.config.allow_update else []
-        )
-        features = ["sd:UnionDefaultGraph"]
-        if self.config.allow_service:
-            features.append("sd:BasicFederatedQuery")
-        turtle = f"""
-@prefix sd: <{_SD}> .
-@prefix dcterms: <http://purl.org/dc/terms/> .
-<{endpoint}> a sd:Service ;
-  dcterms:title "kg SPARQL endpoint" ;
-  sd:endpoint <{endpoint}> ;
-  sd:supportedLanguage {", ".join(languages)} ;
-  sd:feature {", ".join(features)} ;
-  sd:resultFormat {", ".join(f"<{f.w3c}>" for f in conneg.SERVED_FORMATS)} ;
-  sd:defaultEntailmentRegime <http://www.w3.org/ns/entailment/Simple> ;
-  sd:defaultDataset [ a sd:Dataset ; sd:defaultGraph [ a sd:Graph ] ] .
-"""
-        ntriples = parse_to_ntriples(turtle.encode(), "turtle")
-        fmt = rdf_format(media_type).name
-        if fmt in ("turtle", "rdfxml"):
-            body: str | bytes = convert(ntriples, fmt, {**PREFIXES, "sd": _SD, "fmt": W3C_FORMATS})
-        else:
-            body = graph_text(ntriples, fmt)
-        return Response(
-            body, media_type=conneg.content_type(media_type), headers={"Vary": "Accept"}
-        )
-
-    # -- /update -------------------------------------------------------------------------------
-    def _authorise(self, request: Request) -> None:
-        token = self.config.update_token or ""
-        given = request.headers.get("authorization", "")
-        scheme, _, credential = given.partition(" ")
-        if (
-            not token
-            or scheme.lower() != "bearer"
-            or not hmac.compare_digest(credential.strip().encode(), token.encode())
-        ):
-            raise HTTPException(
-                401,
-                "updates need the server's token: send the header 'Authorization: Bearer TOKEN'",
-                headers={"WWW-Authenticate": 'Bearer realm="kg"'},
-            )
-
-    async def update(self, request: Request) -> Response:
-        if not self.config.allow_update:
-            raise self._read_only()
-        self._authorise(request)
-        media_type = _media_type(request)
-        body = await read_body(request, self.config.max_body_bytes, self.config.body_timeout)
-        if media_type == "application/sparql-update":
-            params = Params(
-                [*request.query_params.multi_items(), ("update", _decode(body, "update"))]
-            )
-        elif media_type == "application/x-www-form-urlencoded":
-            params = Params(_form(body))
-        else:
-            return _error(
-                415,
-                "POST an update as application/sparql-update or as a form (update=…), not "
-                f"{media_type or 'without a Content-Type'}",
-            )
-        if "using-graph-uri" in params or "using-named-graph-uri" in params:
-            raise UsageError("using-graph-uri is not supported here; write USING in the update")
-        text = params.one("update")
-        if text is None or not text.strip():
-            raise UsageError("the update parameter is empty; give a SPARQL update")
-        shape = scan(text)
-        if shape.form is not None:
-            raise UsageError(f"this is a {shape.form} query, not an update: send it to /sparql")
-        self._check_targets(shape)
-        await self.running.update(text)
-        return Response(status_code=204)
+        return JsonResponse({**data, "links": context["links"]}, headers={"Vary": "Accept"})
 
     # -- named queries -------------------------------------------------------------------------
     def _named_values(self, request: Request) -> tuple[NamedQuery, Params, dict[str, str]]:
@@ -795,8 +458,8 @@ def create_app(source: Source, config: ServerConfig) -> Starlette:
         )
     server = KgServer(source, config)
     routes = [
-        Route("/sparql", server.sparql, methods=["GET", "POST"]),
-        Route("/update", server.update, methods=["POST"]),
+        Route("/sparql", server.endpoint.sparql, methods=["GET", "POST"]),
+        Route("/update", server.endpoint.update, methods=["POST"]),
         Route("/search", server.search, methods=["GET"]),
         Route("/queries/{name}", server.named_query, methods=["GET"]),
         Route("/queries/{name}/sparql", server.named_query_text, methods=["GET"]),

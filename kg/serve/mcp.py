@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from kg.serve.pool import QueryPool
 
 #: Calls that may build the similarity index first (the first one on a store reads every link).
-_GRAPH_CALLS = frozenset({"similar", "shared"})
+_GRAPH_CALLS = frozenset({"similar_page", "shared_page"})
 _TOPICS = {
     "Tasks": "tasks",
     "Methods introduced": "methods_introduced",
@@ -54,7 +54,7 @@ class PoolBackend:
         return data
 
     async def paper(self, paper: str) -> dict[str, Any]:
-        thing = await self.call("resolve", kind="paper", name=paper)
+        thing = await self.call("thing", kind="paper", name=paper)
         found = await story.paper_story(self.running(), thing["iri"], self.base_iri)
         return paper_card(thing, found, self.base_iri)
 

@@ -1,4 +1,5 @@
-"""Queries run in worker processes, so that a query past its time limit really stops.
+"""Queries run in worker processes, so that a query past its time limit really stops. This
+module is the parent's side (the server's); the worker's own side is kg.serve.worker.
 
 pyoxigraph has no query timeout, and a running aggregate ignores interrupts, so a thread
 cannot be stopped. A process can: the pool keeps a few worker processes, each holding its
@@ -30,9 +31,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-import io
-import os
-import signal
 import socket
 import subprocess
 import sys
@@ -50,27 +48,21 @@ from kg.errors import (
     MemoryLimitError,
     Param,
     QueryTimeoutError,
-    ResultTooLargeError,
     StoreError,
 )
-from kg.rdf.limits import (
-    MEMORY_SIGNALS,
-    default_memory_mb,
-    is_engine_noise,
-    memory_message,
-    set_memory_limit,
-)
+from kg.rdf.limits import MEMORY_SIGNALS, default_memory_mb, memory_message
 from kg.rdf.results import QueryResult, Term
 from kg.rdf.snapshots import store_signature
 from kg.rdf.store import GraphStore
+from kg.serve.worker import Answer, Limits, QueryJob, Request, Source
+
+__all__ = ["CLIENT", "Answer", "Limits", "PoolStats", "QueryJob", "QueryPool", "Source"]
 
 if TYPE_CHECKING:
-    from kg.library import KnowledgeGraph
-    from kg.search import StoreSearch
     from kg.serve.sandbox import AllowList, Supervisor
 
 _WORKERS = Param("workers", "setting")  # what a client asks the operator to raise
-_WORKER_CODE = "from kg.serve.pool import worker_entry; worker_entry()"
+_WORKER_CODE = "from kg.serve.worker import worker_entry; worker_entry()"
 #: How long the pool waits before retrying a new snapshot that found an ingest batch in flight.
 _REOPEN_RETRY_S = 1.0
 _OPERATOR_REMEDY = "ask the operator to raise {parameter}"
@@ -120,343 +112,6 @@ class _Shares:
             del self._clients[client]
 
 
-@dataclass(frozen=True)
-class Source:
-    """Where workers get their store: a directory, or an N-Quads snapshot of a memory store.
-
-    `snapshot` is a checkpoint of the directory the pool pinned (GraphStore.share_snapshot):
-    every worker given the same one sees the same version of the store.
-    """
-
-    path: Path | None = None
-    nquads: bytes = b""
-    snapshot: Path | None = None
-
-    @classmethod
-    def of(cls, store: GraphStore) -> Source:
-        """The source for an open store: its directory, or a snapshot of its contents."""
-        if store.path is not None:
-            return cls(path=store.path)
-        return cls(nquads="".join(store.quads_nquads()).encode("utf-8"))
-
-    @property
-    def on_disk(self) -> bool:
-        return self.path is not None
-
-    def open(self, *, write: bool = False) -> GraphStore:
-        if self.path is not None:
-            if self.snapshot is not None and not write:
-                try:
-                    return GraphStore.open_shared(self.snapshot, self.path)
-                except StoreError:
-                    # The pin links the writer's live write-ahead log, which may have moved
-                    # on since it was pinned. A snapshot of its own, opened now, is newer
-                    # than the pinned version: reads stay monotonic.
-                    pass
-            return GraphStore.open(self.path, read_only=not write)
-        store = GraphStore.memory()
-        if self.nquads:
-            store.load(self.nquads, "nquads")
-        return store
-
-
-@dataclass(frozen=True)
-class QueryJob:
-    """One SPARQL query to run and serialise. Plain data: it crosses the process boundary."""
-
-    sparql: str
-    results_type: str = "application/sparql-results+json"
-    graph_type: str = "text/turtle"
-    substitutions: Mapping[str, Term] | None = None
-    union: bool = True
-    default_graphs: list[str] | None = None
-    named_graphs: list[str] | None = None
-    prefixes: Mapping[str, str] | None = None
-    #: Expand kg search blocks (kg.search.sparql) first, in the worker, under its limits;
-    #: a named query's parameters as `search_bindings`.
-    expand_search: bool = False
-    search_bindings: Mapping[str, Term] | None = None
-
-
-@dataclass(frozen=True)
-class Answer:
-    body: bytes
-    media_type: str
-    kind: str  # "boolean", "solutions" or "graph"
-
-
-@dataclass(frozen=True)
-class _Request:
-    op: str  # "serialize", "result", "update", "graph", "call", "ping"
-    generation: int
-    payload: Any = None
-    reload: Source | None = None  # a new memory snapshot to load first
-    max_bytes: int = 0
-
-
-class _CappedBuffer(io.RawIOBase):
-    """Collects output; raising on the first write past the cap stops the serialiser."""
-
-    def __init__(self, limit: int) -> None:
-        self.data = bytearray()
-        self.limit = limit
-
-    def writable(self) -> bool:
-        return True
-
-    def write(self, chunk: Any) -> int:
-        size = len(chunk)
-        if self.limit and len(self.data) + size > self.limit:
-            raise ResultTooLargeError(
-                f"the result is larger than this server's limit of {_megabytes(self.limit)}; "
-                "add a LIMIT (or select fewer variables), or ask the operator to raise "
-                "--max-result-mb"
-            )
-        self.data += chunk
-        return size
-
-
-def _megabytes(n: int) -> str:
-    return f"{n / 1_048_576:g} MB"
-
-
-# --- the worker process --------------------------------------------------------------------
-
-
-class _WorkerState:
-    def __init__(self, source: Source, writable: bool, generation: int = 0) -> None:
-        self.source = source
-        self.writable = writable
-        self.store = source.open(write=writable)
-        self.generation = generation
-        self.search: StoreSearch | None = None
-        self.graphs: dict[str, KnowledgeGraph] = {}  # the library over this store, by base
-
-    def library(self, base_iri: str) -> KnowledgeGraph:
-        """The library (kg.library) over this worker's snapshot, for the MCP tools' calls."""
-        graph = self.graphs.get(base_iri)
-        if graph is None:
-            from kg.mcp.calls import WorkerGraph
-
-            graph = self.graphs[base_iri] = WorkerGraph(self.store, self.source.path, base_iri)
-        return graph
-
-    def searcher(self) -> StoreSearch:
-        """The full-text index of this worker's store (kg.search), opened on first use."""
-        if self.search is None:
-            from kg.search import StoreSearch
-
-            self.search = StoreSearch(self.store, self.source.path, quiet=True)
-        return self.search
-
-    def catch_up(self, request: _Request) -> None:
-        """Move to the version the pool names before answering (never answer from an
-        older one: if the new snapshot cannot be opened, the request fails)."""
-        if request.reload is not None and request.generation != self.generation:
-            fresh = request.reload.open(write=self.writable)
-            self.store.close()
-            self.store, self.source = fresh, request.reload
-            self.generation = request.generation
-            self.search = None  # reopened on the new snapshot when next needed
-            self.graphs = {}
-
-    def handle(self, request: _Request) -> Any:
-        store = self.store
-        if request.op == "serialize":
-            job: QueryJob = request.payload
-
-            sparql = job.sparql
-            if job.expand_search:
-                sparql = self.searcher().expand(sparql, job.search_bindings)
-
-            def run() -> Answer:  # run again (fresh buffer) if the snapshot must be renewed
-                out = _CappedBuffer(request.max_bytes)
-                media_type, kind = store.query_into(
-                    sparql,
-                    out,
-                    results_type=job.results_type,
-                    graph_type=job.graph_type,
-                    substitutions=job.substitutions,
-                    union=job.union,
-                    default_graphs=job.default_graphs,
-                    named_graphs=job.named_graphs,
-                    prefixes=job.prefixes,
-                )
-                return Answer(bytes(out.data), media_type, kind)
-
-            return store.reading(run)
-        if request.op == "result":
-            sparql, substitutions, limit, search_bindings = request.payload
-            if search_bindings is not None:  # expand kg search blocks here, under the limits
-                sparql = self.searcher().expand(sparql, search_bindings)
-            return store.query(sparql, substitutions=substitutions, limit=limit)
-        if request.op == "update":
-            store.update(request.payload)
-            if self.source.on_disk:
-                store.flush()
-                return None
-            snapshot = Source.of(store)
-            self.source = snapshot
-            return snapshot
-        if request.op == "graph":
-            return _graph_call(store, *request.payload)
-        if request.op == "call":  # an MCP tool's call (kg.mcp.calls), on the library
-            from kg.mcp.calls import run_call
-
-            name, kwargs, base_iri = request.payload
-            return store.reading(lambda: run_call(self.library(base_iri), name, kwargs))
-        if request.op == "ping":
-            return os.getpid()
-        raise KgError(f"unknown worker operation {request.op!r}")
-
-
-def _graph_call(store: GraphStore, name: str, kwargs: dict[str, Any]) -> Any:
-    """`kg similar` / `kg shared` / `kg suggest` in a worker, as their JSON (the worker keeps
-    the index and the model). A request trains no large store's suggestion model: it needs
-    the model trained ahead (kg.graph.cache.suggest_model, `on_request`)."""
-    from kg.graph import cache, similarity
-
-    if name == "similar":
-
-        def run() -> Any:
-            similarity.resolve_paper(store, kwargs["paper"], kwargs["base_iri"])
-            index = cache.similarity_index(store, kwargs["by"], kwargs["metric"])
-            return similarity.similar(store, **kwargs, index=index).as_dict()
-
-        return store.reading(run)
-    if name == "shared":
-        return store.reading(lambda: similarity.shared(store, **kwargs).as_dict())
-    if name == "suggest":
-        from kg.graph import suggest
-
-        def run_suggest() -> Any:
-            similarity.resolve_paper(store, kwargs["paper"], kwargs["base_iri"])
-            model = cache.suggest_model(store, on_request=True)
-            return suggest.suggest(store, **kwargs, model=model).as_dict()
-
-        return store.reading(run_suggest)
-    if name in ("item_papers", "shared_items", "counted_items"):  # pages' lists (kg.graph.lists)
-        from kg.graph import lists
-
-        listed = getattr(lists, name)
-        return store.reading(lambda: listed(store, **kwargs))
-    if name == "warm":  # what a first paper or list page would make (kg.serve.app warm-up)
-        from kg.graph import lists
-
-        def run_warm() -> dict[str, bool]:
-            cache.similarity_index(store, "all", "idf")
-            try:
-                cache.suggest_model(store, on_request=True)
-                suggest_ready = True
-            except KgError:  # not trained ahead and too large to train here: pages say so
-                suggest_ready = False
-            return {"suggest": suggest_ready, "order": lists.prepare(store)}
-
-        return store.reading(run_warm)
-    if name == "lookup":  # a path's name -> the thing, or the near ones (kg.query.resolve)
-        from kg.query.resolve import lookup
-
-        return store.reading(lambda: lookup(store, **kwargs))
-    if name == "resolve":  # a named query's names, slugs and ids -> IRIs (kg.query.resolve)
-        from kg.query.resolve import resolved_reply
-
-        return store.reading(lambda: resolved_reply(store, **kwargs))
-    raise KgError(f"unknown graph operation {name!r}")
-
-
-@dataclass(frozen=True)
-class Limits:
-    """What a worker process may do: its memory, and whether it may open network sockets."""
-
-    memory_mb: int = 0  # 0: no limit
-    guard_network: bool = True
-    #: With guard_network: the hosts a SERVICE may reach, each connect checked by the
-    #: server (kg.serve.sandbox.Supervisor); empty: no Internet socket at all.
-    allow_hosts: tuple[str, ...] = ()
-
-
-def _error_reply(exc: BaseException, limits: Limits | None = None) -> tuple[str, str, str]:
-    if isinstance(exc, KgError):
-        return ("error", type(exc).__name__, str(exc))
-    if isinstance(exc, MemoryError):  # the parent words it (QueryPool.memory_error)
-        return ("error", "MemoryLimitError", "")
-    if type(exc).__name__ == "PanicException":  # pyo3's: a Rust panic inside the engine
-        print(f"kg serve worker {os.getpid()}: the query engine failed (a panic)", file=sys.stderr)
-        return (
-            "error",
-            "StoreError",
-            "the query engine failed on this query (details are in the server's log); "
-            "try a simpler query",
-        )
-    if isinstance(exc, OSError):  # raised by pyoxigraph for I/O and SERVICE failures
-        from kg.serve.sandbox import outbound_error
-
-        print(f"kg serve worker {os.getpid()}: {exc}", file=sys.stderr)  # the log keeps it
-        failure = outbound_error(exc, limits.guard_network if limits else False)
-        return ("error", type(failure).__name__, str(failure))
-    return ("error", "KgError", f"the query failed: {type(exc).__name__}: {exc}")
-
-
-def _apply(limits: Limits) -> int | None:
-    """Limit this worker process before it opens the store (see kg.rdf.limits,
-    kg.serve.sandbox); the seccomp listener's descriptor when the server must supervise it."""
-    if limits.memory_mb:
-        set_memory_limit(limits.memory_mb)
-    if not limits.guard_network:
-        return None
-    from kg.serve.sandbox import forbid_network, supervise_network
-
-    if limits.allow_hosts:
-        return supervise_network()
-    forbid_network()
-    return None
-
-
-def worker_entry() -> None:
-    """The worker process's main: `python -c '…worker_entry()' FD`, FD a connected socket.
-
-    Workers are started as fresh interpreters rather than through multiprocessing's spawn,
-    which would re-import the parent's `__main__` (and fail for an unguarded script).
-    """
-    conn = Connection(int(sys.argv[1]))
-    source, writable, generation, limits = conn.recv()
-    _worker_main(conn, source, writable, generation, limits)
-
-
-def _worker_main(
-    conn: Connection, source: Source, writable: bool, generation: int, limits: Limits
-) -> None:
-    # Ctrl-C reaches the whole process group; the parent shuts workers down by closing pipes.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        listener = _apply(limits)
-        if listener is not None:  # the server takes a copy, then answers every connect
-            conn.send(("listener", os.getpid(), listener))
-            conn.recv()
-            os.close(listener)
-        state = _WorkerState(source, writable, generation)
-    except BaseException as exc:
-        conn.send(_error_reply(exc, limits))
-        return
-    conn.send(("ready", os.getpid(), 0))
-    while True:
-        try:
-            request: _Request = conn.recv()
-        except (EOFError, OSError):
-            return
-        try:
-            state.catch_up(request)
-            reply: tuple[Any, ...] = ("ok", state.handle(request), state.generation)
-        except BaseException as exc:
-            reply = _error_reply(exc, limits)
-        try:
-            conn.send(reply)
-        except (OSError, ValueError):
-            return
-
-
-# --- the parent side -----------------------------------------------------------------------
-
 
 class _Overrun(Exception):
     pass
@@ -483,13 +138,9 @@ class _Worker:
             self.process = subprocess.Popen(
                 [sys.executable, "-c", _WORKER_CODE, str(fd)],
                 pass_fds=(fd,),
-                stdin=subprocess.DEVNULL,
-                stderr=subprocess.PIPE,
+                stdin=subprocess.DEVNULL,  # stderr: the server's; the worker quiets the engine
             )
             self.conn = Connection(ours.detach())
-        threading.Thread(
-            target=_relay, args=(self.process, sys.stderr), daemon=True, name="kg-stderr"
-        ).start()
         self.conn.send((source, writable, generation, limits or Limits(guard_network=False)))
         self.generation = generation
         self.source = source
@@ -515,9 +166,9 @@ class _Worker:
             raise StoreError("a query worker exited while opening the store") from None
         if reply[0] != "ready":
             self.kill()
-            raise _rebuild_error(reply[1], reply[2])
+            raise _rebuild_error(*reply[1:])
 
-    def call(self, request: _Request, timeout: float) -> tuple[Any, ...]:
+    def call(self, request: Request, timeout: float) -> tuple[Any, ...]:
         """Send one request and wait for its reply (blocking; runs in a thread)."""
         try:
             self.conn.send(request)
@@ -548,27 +199,6 @@ class _Worker:
             self.kill()
 
 
-def _relay(process: subprocess.Popen[bytes], out: Any) -> None:
-    """Pass a worker's stderr on to the server's, without the engine runtime's own text (a
-    failed allocation's size, a backtrace, a panic): one kg line says what happened."""
-    assert process.stderr is not None
-    told = False
-    for raw in process.stderr:
-        line = raw.decode("utf-8", "replace")
-        if is_engine_noise(line):
-            if not told:
-                told = True
-                line = (
-                    f"kg serve worker {process.pid}: the query engine failed (out of memory, "
-                    "or an internal error) and the worker is replaced\n"
-                )
-            else:
-                continue
-        with contextlib.suppress(Exception):
-            out.write(line)
-            out.flush()
-
-
 def _finished(loop: asyncio.AbstractEventLoop) -> asyncio.Future[Any]:
     """A future that completed with an untouched worker's no-op reply."""
     future: asyncio.Future[Any] = loop.create_future()
@@ -576,11 +206,17 @@ def _finished(loop: asyncio.AbstractEventLoop) -> asyncio.Future[Any]:
     return future
 
 
-def _rebuild_error(name: str, message: str) -> KgError:
+def _rebuild_error(
+    name: str, message: str, template: str = "", parameter: Param | None = None
+) -> KgError:
+    """A worker's error (kg.serve.worker._error_reply) raised again here, with the
+    parameter it is about when it names one."""
     cls = getattr(errors, name, KgError)
     if not (isinstance(cls, type) and issubclass(cls, KgError)):
         cls = KgError
     try:
+        if parameter is not None:
+            return cls(template, parameter=parameter)
         return cls(message)
     except TypeError:
         return KgError(message)
@@ -799,16 +435,16 @@ class QueryPool:
         except TimeoutError:
             raise self._busy(limit) from None
 
-    def _request(self, worker: _Worker, op: str, payload: Any) -> _Request:
+    def _request(self, worker: _Worker, op: str, payload: Any) -> Request:
         reload = None
         if worker.generation != self.generation:
             reload = self.source
-        return _Request(op, self.generation, payload, reload, self.max_result_bytes)
+        return Request(op, self.generation, payload, reload, self.max_result_bytes)
 
     async def _dispatch(
         self,
         worker: _Worker,
-        request: _Request,
+        request: Request,
         deadline: float,
         on_done: Callable[..., None],
         limit: float,
@@ -839,7 +475,7 @@ class QueryPool:
             return reply[1]
         if reply[1] == "MemoryLimitError":
             raise self.memory_error()
-        raise _rebuild_error(reply[1], reply[2])
+        raise _rebuild_error(*reply[1:])
 
     def memory_error(self) -> MemoryLimitError:
         message = memory_message(self.limits.memory_mb, _OPERATOR_REMEDY)
@@ -858,6 +494,12 @@ class QueryPool:
         code = await loop.run_in_executor(self._threads, status)
         if code is not None and code < 0 and -code in MEMORY_SIGNALS:
             self.stats.memory_stops += 1
+            print(
+                f"kg serve worker {worker.process.pid}: the query engine failed (out of memory, "
+                "or an internal error) and the worker is replaced",
+                file=sys.stderr,
+                flush=True,
+            )
             return self.memory_error()
         return StoreError("the query worker died while running this query; it has been replaced")
 
@@ -954,20 +596,18 @@ class QueryPool:
         )
         return result
 
-    async def graph(self, name: str, timeout: float | None = None, **kwargs: Any) -> Any:
-        """`similar` or `shared` (kg.graph.similarity) as JSON data, run in a worker.
-
-        The worker keeps the loaded index (kg.graph.cache), so warm calls only rank. The
-        first call on a store without a current cache reads every link: give it a longer
-        `timeout` than a query's.
-        """
-        return await self._run("graph", (name, kwargs), timeout)
-
     async def call(self, call: str, timeout: float | None = None, /, **kwargs: Any) -> Any:
-        """An MCP tool's call (kg.mcp.calls: the library over the worker's snapshot), as
-        JSON data, under the pool's limits. `base_iri` names the store's IRI base."""
-        base_iri = kwargs.pop("base_iri")
+        """One of the worker operations (kg.mcp.calls.CALLS: the library over the worker's
+        snapshot) as JSON data, under the pool's limits. `base_iri` (optional) names the
+        store's IRI base. The worker keeps what it loads (the similarity index, the
+        suggestion model, the search index: kg.graph.cache), so warm calls only rank; a
+        first call on a store without a current cache reads every link: give it a longer
+        `timeout` than a query's."""
+        base_iri = kwargs.pop("base_iri", None)
         return await self._run("call", (call, kwargs, base_iri), timeout)
+
+    #: The pages' name for `call` (`pool.graph("similar", …)`).
+    graph = call
 
     async def ping(self) -> int:
         pid: int = await self._run("ping", None)
@@ -992,7 +632,7 @@ class QueryPool:
                 "try again later"
             ) from None
         await self._dispatch(
-            writer, _Request("update", self.generation, sparql), deadline, self._writer_done,
+            writer, Request("update", self.generation, sparql), deadline, self._writer_done,
             self.timeout,
         )
         if self.source.path is not None:  # the client's next query sees its update

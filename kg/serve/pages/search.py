@@ -14,7 +14,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlencode
 
-from kg.search import CLASSES, Results
+from kg.rdf.results import Paged
+from kg.search import CLASSES
 from kg.serve.linked_data import local_href
 from kg.serve.render import render as render_template
 
@@ -34,7 +35,7 @@ def search_href(query: str, type_: str | None, page: int, limit: int) -> str:
 def context(
     query: str,
     type_: str | None,
-    results: Results,
+    results: Paged,
     hits: Sequence[Mapping[str, object]],
     base: str,
 ) -> dict[str, Any]:
