@@ -60,9 +60,7 @@ class InProcessPool:
         self.store = store
         self.generation = generation
         self.size = 1
-        from kg.serve.worker import _worker_graph
-
-        self.library = _worker_graph(store, None, None)
+        self.libraries: dict[str | None, Any] = {}
 
     async def result(
         self,
@@ -76,8 +74,13 @@ class InProcessPool:
 
     async def call(self, name: str, timeout: float | None = None, /, **kwargs: Any) -> Any:
         from kg.mcp.calls import run_call  # the one table of worker operations
+        from kg.serve.worker import _worker_graph  # the library over the worker's snapshot
 
-        return self.store.reading(lambda: run_call(self.library, name, kwargs))
+        base_iri = kwargs.pop("base_iri", None)
+        if base_iri not in self.libraries:
+            self.libraries[base_iri] = _worker_graph(self.store, None, base_iri)
+        library = self.libraries[base_iri]
+        return self.store.reading(lambda: run_call(library, name, kwargs))
 
     graph = call
 
