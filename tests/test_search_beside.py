@@ -20,7 +20,7 @@ from kg.ingest.identity import Iris
 from kg.ingest.ingestor import Ingestor, WrittenBatch
 from kg.rdf.store import GraphStore
 from kg.rdf.vocab import KG, STD
-from kg.search import Upkeep, open_index, rebuild
+from kg.search import Upkeep, beside, open_index, rebuild
 from kg.search.beside import serve
 from kg.search.index import Index, Writer, index_path, keys_in_graphs
 from kg.testing.records import records
@@ -69,12 +69,15 @@ def methods_dump(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.parametrize("kept", [beside.KEPT, 7])
 def test_the_index_built_beside_the_load_is_the_rebuilds(
-    tmp_path: Path, seed_paths: list[Path]
+    tmp_path: Path, seed_paths: list[Path], kept: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Small batches name the same authors and methods again; then a methods dump gives
     methods the records named their descriptions (their documents made again). The index the child built equals a rebuild
-    from the store, document by document and field by field."""
+    from the store, document by document and field by field; with the entities the child
+    keeps in memory bounded too (7: they go to its spill file after almost every batch)."""
+    monkeypatch.setattr(beside, "KEPT", kept)
     data = tmp_path / "records.jsonl"
     write_records(data)
     path = tmp_path / "store"
@@ -88,6 +91,7 @@ def test_the_index_built_beside_the_load_is_the_rebuilds(
         Ingestor(store, Iris(BASE), on_batch=upkeep.observe).run([str(methods_dump(tmp_path))])
         upkeep.finish()
         assert upkeep.child["remade"] > 10  # entities named again in a later batch
+        assert (upkeep.child["spilled"] > 5) == (kept == 7)
         rebuild(store, tmp_path / "copy")
         names = [g for (g,) in store.select_values("SELECT DISTINCT ?g { GRAPH ?g {} }")
                  if g is not None]

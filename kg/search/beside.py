@@ -26,6 +26,7 @@ import contextlib
 import json
 import queue
 import resource
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -56,6 +57,10 @@ _NEEDLES = [f"> {p} ".encode() for p in (*_LINE_ROLE, STD.type)]
 _HEADER = 9
 #: Batches the parent may queue for the child before the ingest waits for it.
 QUEUED = 2
+#: Entities the child keeps in memory between batches; past it, what it knows of them goes
+#: to a spill file (SQLite, in the temporary folder) and is read back when a later batch
+#: names one again. Unbounded, the child held the whole store's text (as a rebuild does).
+KEPT = 200_000
 
 
 class LineDocuments:
@@ -64,16 +69,72 @@ class LineDocuments:
     They equal what `kg.search.documents.all_documents` reads from the store once the same
     lines are in it: the same texts by role, stripped, each value once; the same graphs; the
     same class (the last of CLASSES when a subject has two). What is kept is what a rebuild
-    keeps while it reads: each subject's texts by role and its graphs."""
+    keeps while it reads: each subject's texts by role and its graphs; past `kept`
+    entities, in a spill file (`spill`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, kept: int = KEPT) -> None:
         self.parts: dict[str, dict[str, dict[str, None]]] = {}
         self.graphs: dict[str, set[str]] = {}
         self.types: dict[str, tuple[int, str]] = {}
-        self.emitted: set[str] = set()
+        self.emitted: set[str] = set()  # of the entities in memory
+        self.made = 0  # documents made (each entity once)
         self.remade = 0  # documents made again (their entity gained text, a graph or a class)
+        self.spilled = 0  # times the entities in memory went to the spill file
+        self.kept = kept
         self._changed: set[str] = set()
         self._names: dict[str, str] = {}  # one string per graph name
+        self._spill: sqlite3.Connection | None = None
+        self._spill_dir: tempfile.TemporaryDirectory[str] | None = None
+        self._looked: set[str] = set()  # looked up in the spill file since it was last written
+
+    def _touch(self, s: str) -> None:
+        """Bring back what the spill file knows of `s`, if it went there."""
+        if self._spill is None or s in self._looked:
+            return
+        self._looked.add(s)
+        if s in self.parts or s in self.types or s in self.graphs:
+            return
+        row = self._spill.execute("SELECT v FROM e WHERE k = ?", (s,)).fetchone()
+        if row is None:
+            return
+        roles, graphs, kind, emitted = json.loads(row[0])
+        if roles:
+            self.parts[s] = {role: dict.fromkeys(values) for role, values in roles.items()}
+        if graphs:
+            self.graphs[s] = {self._names.setdefault(g, g) for g in graphs}
+        if kind:
+            self.types[s] = (kind[0], kind[1])
+        if emitted:
+            self.emitted.add(s)
+
+    def spill(self) -> None:
+        """Move every entity in memory to the spill file."""
+        if self._spill is None:
+            self._spill_dir = tempfile.TemporaryDirectory(prefix="kg-search-spill-")
+            self._spill = sqlite3.connect(Path(self._spill_dir.name) / "entities.db")
+            self._spill.execute("PRAGMA journal_mode = OFF")
+            self._spill.execute("PRAGMA synchronous = OFF")
+            self._spill.execute("CREATE TABLE e (k TEXT PRIMARY KEY, v TEXT) WITHOUT ROWID")
+        keys = self.parts.keys() | self.types.keys() | self.graphs.keys()
+        self._spill.executemany(
+            "INSERT OR REPLACE INTO e VALUES (?, ?)",
+            ((s, json.dumps([{r: list(v) for r, v in self.parts.get(s, {}).items()},
+                             sorted(self.graphs.get(s, ())), self.types.get(s),
+                             s in self.emitted]))
+             for s in keys),
+        )
+        self._spill.commit()
+        self.parts, self.graphs, self.types, self.emitted = {}, {}, {}, set()
+        self._looked = set()
+        self.spilled += 1
+
+    def close(self) -> None:
+        if self._spill is not None:
+            self._spill.close()
+            self._spill = None
+        if self._spill_dir is not None:
+            self._spill_dir.cleanup()
+            self._spill_dir = None
 
     def feed_nquads(self, data: bytes) -> None:
         """The N-Quads lines of `data` the store now holds (other lines are skipped fast)."""
@@ -101,6 +162,7 @@ class LineDocuments:
         if role is None:
             if p == STD.type and o in _CLASS_RANK:
                 s = _iri(bits[0])
+                self._touch(s)
                 kind = _CLASS_RANK[o]
                 if self.types.get(s, (-1, ""))[0] < kind[0]:
                     self.types[s] = kind
@@ -120,6 +182,7 @@ class LineDocuments:
         if role == "doi" and not text.startswith(DOI_IRI):
             return
         s = _iri(bits[0])
+        self._touch(s)
         values = self.parts.setdefault(s, {}).setdefault(role, {})
         text = text.strip()
         if text not in values:
@@ -136,12 +199,17 @@ class LineDocuments:
         are gone."""
         gone: set[str] = set()
         for old, new in renames.items():
+            self._touch(old)
+            self._touch(new)
             roles, graphs = self.parts.pop(old, None), self.graphs.pop(old, None)
             kind = self.types.pop(old, None)
             self._changed.discard(old)
             if old in self.emitted:
                 self.emitted.discard(old)
+                self.made -= 1
                 gone.add(old)
+            if self._spill is not None:
+                self._spill.execute("DELETE FROM e WHERE k = ?", (old,))
             if roles is None and graphs is None and kind is None:
                 continue
             target = self.parts.setdefault(new, {})
@@ -172,7 +240,10 @@ class LineDocuments:
             else:
                 new.append(doc)
                 self.emitted.add(s)
+                self.made += 1
         self._changed.clear()
+        if len(self.parts) + len(self.types) > self.kept:
+            self.spill()
         return new, replaced
 
 
@@ -195,13 +266,13 @@ def _frames(stream: IO[bytes]) -> Iterator[tuple[bytes, bytes]]:
         yield header[:1], payload
 
 
-def serve(index_dir: Path, stream: IO[bytes], out: IO[bytes]) -> int:
+def serve(index_dir: Path, stream: IO[bytes], out: IO[bytes], kept: int = KEPT) -> int:
     """The child's loop: documents from the frames of `stream` into the index at
     `index_dir`; committed clean only on the end frame. Returns the exit status. Its answer
     says how many documents it made, how many again, and its seconds by step."""
     index = Index.open(index_dir)
     writer = Writer(index)
-    lines = LineDocuments()
+    lines = LineDocuments(kept)
     seconds = dict.fromkeys(("reading", "commit"), 0.0)
     clock = time.perf_counter()
     for kind, payload in _frames(stream):
@@ -219,7 +290,8 @@ def serve(index_dir: Path, stream: IO[bytes], out: IO[bytes]) -> int:
             writer.close()
             seconds["commit"] = time.perf_counter() - clock - seconds["reading"]
             usage = resource.getrusage(resource.RUSAGE_SELF)
-            answer = {"indexed": len(lines.emitted), "remade": lines.remade,
+            lines.close()
+            answer = {"indexed": lines.made, "remade": lines.remade, "spilled": lines.spilled,
                       "seconds": {k: round(v, 3) for k, v in seconds.items()},
                       "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 3)}
             out.write(json.dumps(answer).encode() + b"\n")
@@ -229,7 +301,7 @@ def serve(index_dir: Path, stream: IO[bytes], out: IO[bytes]) -> int:
 
 
 def main() -> None:
-    sys.exit(serve(Path(sys.argv[1]), sys.stdin.buffer, sys.stdout.buffer))
+    sys.exit(serve(Path(sys.argv[1]), sys.stdin.buffer, sys.stdout.buffer, int(sys.argv[2])))
 
 
 # -- the parent ----------------------------------------------------------------------------
@@ -240,7 +312,7 @@ class BesideBuilder:
     def __init__(self, index_dir: Path) -> None:
         self._log = tempfile.TemporaryFile()  # noqa: SIM115 (the child's stderr, read on failure)
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "kg.search.beside", str(index_dir)],
+            [sys.executable, "-m", "kg.search.beside", str(index_dir), str(KEPT)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._log,
