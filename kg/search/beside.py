@@ -290,14 +290,25 @@ def serve(index_dir: Path, stream: IO[bytes], out: IO[bytes], kept: int = KEPT) 
             writer.close()
             seconds["commit"] = time.perf_counter() - clock - seconds["reading"]
             usage = resource.getrusage(resource.RUSAGE_SELF)
+            peak = next((int(ln.split()[1]) for ln in _status() if ln.startswith("VmHWM:")), 0)
             lines.close()
             answer = {"indexed": lines.made, "remade": lines.remade, "spilled": lines.spilled,
                       "seconds": {k: round(v, 3) for k, v in seconds.items()},
-                      "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 3)}
+                      "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 3),
+                      "peak_rss_mb": round(peak / 1024)}
             out.write(json.dumps(answer).encode() + b"\n")
             out.flush()
             return 0
     return 3  # the parent went away without the end: nothing committed, the index stays dirty
+
+
+def _status() -> list[str]:
+    """This process's /proc status lines (none where there is no /proc)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            return f.readlines()
+    except OSError:
+        return []
 
 
 def main() -> None:
