@@ -426,7 +426,8 @@ def command(records: Path, store: Path, source: Path | None = None) -> dict[str,
     if source is not None:
         env["PYTHONPATH"] = str(source)
         argv = [sys.executable, "-m", "kg"]
-    run = run_command([*argv, "--store", str(store), "ingest", "--json", str(records)], env=env)
+    run = run_command([*argv, "--store", str(store), "ingest", "--json", str(records)], env=env,
+                      cwd=source)  # `python -m` puts the working folder first on the path
     if run["returncode"] != 0:
         raise SystemExit(f"kg ingest failed:\n{run['stderr'][-3000:]}")
     report = json.loads(run.pop("stdout"))
