@@ -417,12 +417,17 @@ def kg_command() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "kg"]
 
 
-def command(records: Path, store: Path) -> dict[str, Any]:
+def command(records: Path, store: Path, source: Path | None = None) -> dict[str, Any]:
     """`kg --store STORE ingest --json RECORDS` as a command, start-up to exit: its wall
-    time, the phases' shares (its report's timings) and the peak RSS of its process tree."""
+    time, the phases' shares (its report's timings) and the peak RSS of its process tree.
+    With `source`, the kg of that source tree (`python -m kg` with it first on the path)."""
     env = {**os.environ, "SOURCE_DATE_EPOCH": "1764460800"}
-    run = run_command([*kg_command(), "--store", str(store), "ingest", "--json", str(records)],
-                      env=env)
+    argv = kg_command()
+    if source is not None:
+        env["PYTHONPATH"] = str(source)
+        argv = [sys.executable, "-m", "kg"]
+    run = run_command([*argv, "--store", str(store), "ingest", "--json", str(records)], env=env,
+                      cwd=source)  # `python -m` puts the working folder first on the path
     if run["returncode"] != 0:
         raise SystemExit(f"kg ingest failed:\n{run['stderr'][-3000:]}")
     report = json.loads(run.pop("stdout"))
@@ -442,10 +447,14 @@ def bulk_command(nquads: Path, store: Path) -> dict[str, Any]:
     return {**run, **inner}
 
 
-def side_by_side(data: Path, work: Path, rounds: int) -> dict[str, Any]:
+def side_by_side(
+    data: Path, work: Path, rounds: int, compare: Path | None = None
+) -> dict[str, Any]:
     """`kg ingest` as a command against `Store.bulk_load` of the very quads it stored
     (the named graphs and the default graph's merge), alternated round by round (kg first,
-    then the bulk load first) so that both meet the same load on a shared machine."""
+    then the bulk load first) so that both meet the same load on a shared machine. With
+    `compare`, the command of that source tree too, in the same round (e.g. an archive of
+    main's `kg/`: `git archive main kg | tar x -C DIR`)."""
     from kg.rdf.store import GraphStore
 
     nq = work / "graph.nq"
@@ -461,10 +470,24 @@ def side_by_side(data: Path, work: Path, rounds: int) -> dict[str, Any]:
             with GraphStore.open(store, read_only=True) as gs, open(nq, "wb") as out:
                 gs.dump(out, "nquads", include_merge=True)
             bulk = bulk_command(nq, work / "bulk-store")
+        if compare is not None:
+            other = command(data, work / "compare-store", compare)
+            shutil.rmtree(work / "compare-store", ignore_errors=True)
+            o_cpu = bulk["cpu_seconds"] / other["cpu_seconds"]
+            print(f"  round {r + 1}, {compare}: kg ingest {other['wall_seconds']:.1f} s, CPU "
+                  f"{other['cpu_seconds']:.0f} s ({o_cpu:.2f}x of the bulk load's), wall ratio "
+                  f"{bulk['seconds'] / other['wall_seconds']:.2f}x, peak RSS of its tree "
+                  f"{other['peak_rss_mb']:,.0f} MB, load {other['load_before']:.1f}-"
+                  f"{other['load_after']:.1f}", flush=True)
+            print(f"    phases: {format_phases(other['phases'])}", flush=True)
+            runs_compare = {"compare": other, "compare_cpu_ratio": o_cpu}
+        else:
+            runs_compare = {}
         ratio = bulk["seconds"] / kg["wall_seconds"]
         # CPU seconds of each whole process tree: steadier than wall time on a loaded machine
         cpu_ratio = bulk["cpu_seconds"] / kg["cpu_seconds"]
-        runs.append({"kg": kg, "bulk": bulk, "ratio": ratio, "cpu_ratio": cpu_ratio})
+        runs.append({"kg": kg, "bulk": bulk, "ratio": ratio, "cpu_ratio": cpu_ratio,
+                     **runs_compare})
         print(f"  round {r + 1}: kg ingest {kg['wall_seconds']:.1f} s (its report "
               f"{kg['report']['seconds']:.1f} s), peak RSS of its tree {kg['peak_rss_mb']:,.0f} MB; "
               f"bulk_load {bulk['seconds']:.1f} s, peak RSS {bulk['peak_rss_mb']:,.0f} MB; ratio {ratio:.2f}x "
@@ -493,6 +516,9 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=None)
     parser.add_argument("--skip-compact", action="store_true",
                         help="skip compacting kg's store afterwards (Oxigraph's optimize)")
+    parser.add_argument("--compare-source", type=Path, default=None,
+                        help="a source tree holding another kg/ (e.g. main's): its `kg ingest` "
+                        "timed too, in each round")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
 
@@ -538,7 +564,7 @@ def one_generator(args: argparse.Namespace, generator: str, work: Path) -> dict[
         same = check_same_graph(data, work, 500)
         print(f"rdflib baseline builds the same graph as kg on 500 records: {same}")
 
-    figures = side_by_side(data, work, args.rounds)
+    figures = side_by_side(data, work, args.rounds, args.compare_source)
     last = figures["runs"][-1]
     kg_run, bulk_res = last["kg"], last["bulk"]
     n = kg_run["records"]

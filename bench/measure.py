@@ -117,7 +117,9 @@ def load_average() -> float:
     return os.getloadavg()[0]
 
 
-def run_command(argv: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
+def run_command(
+    argv: list[str], env: dict[str, str] | None = None, cwd: Path | None = None
+) -> dict[str, Any]:
     """Run `argv` as a command, start-up to exit, and measure it from outside: its wall
     time, its stdout, and the peak resident set of its whole process tree, two ways:
     `tree_peak_rss_mb`, the largest sum over the tree, sampled every 50 ms, and
@@ -136,7 +138,8 @@ def run_command(argv: list[str], env: dict[str, str] | None = None) -> dict[str,
         maxrss_file = Path(name)
         argv = [str(gnu_time), "-f", "%M", "-o", str(maxrss_file), *argv]
     start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                            cwd=cwd)
     peak = 0
     stop = threading.Event()
 

@@ -129,11 +129,16 @@ _SHARED_MEMORY = 1_000_000
 class WrittenBatch:
     """What one batch changed in the store, for an observer (the search index keeps itself
     in step through it): the records written, the graphs whose earlier version was dropped,
-    and the paper IRIs that were renamed (old -> new) once the batch was in."""
+    and the paper IRIs that were renamed (old -> new) once the batch was in; the N-Quads
+    the store loaded for it (the records' lines and the shared lines not sent before), and
+    whether they are the whole batch (False when a failed load was retried record by record:
+    then `nquads` is empty and some records may have been refused)."""
 
     written: list[Mapped]
     replaced: list[str]
     renamed: dict[str, str]
+    nquads: list[bytes] = field(default_factory=list)
+    whole: bool = True
 
 
 def _option_iri(value: str | None, name: str) -> str | None:
@@ -224,8 +229,10 @@ class Ingestor:
         self.ingested_at = ingest_time()
         self._seen: dict[str, tuple[str, str]] = {}  # graph -> (hash, where) in this run
         self._shared_written: set[str] = set()  # entities-graph triples written in this run
-        # (the load, its units, the graphs it replaces, the quads it writes)
-        self._in_flight: tuple[Future[None] | None, list[_Unit], list[str], int] | None = None
+        # (the load, its units, the graphs it replaces, the quads it writes, their N-Quads)
+        self._in_flight: (
+            tuple[Future[None] | None, list[_Unit], list[str], int, list[bytes]] | None
+        ) = None
         self._entities = iris.entities_graph()
         self._position: ReadPosition | None = None
         self._pass()
@@ -332,16 +339,17 @@ class Ingestor:
             data, quads = self._batch_nquads(writes)
             graphs = [u.mapped.graph for u in writes]
             future = self._writer.submit(self._load, data, graphs, replace)
-            self._in_flight = (future, writes, replace, quads)
+            self._in_flight = (future, writes, replace, quads, data)
         else:
-            self._in_flight = (None, writes, replace, 0)
+            self._in_flight = (None, writes, replace, 0, [])
 
     def _settle(self) -> None:
         """Wait for the batch in flight; then apply the renames its aliases call for."""
         if self._in_flight is None:
             return
-        future, writes, replace, quads = self._in_flight
+        future, writes, replace, quads, data = self._in_flight
         self._in_flight = None
+        whole = True
         try:
             if future is not None:
                 waited = time.perf_counter()
@@ -350,6 +358,7 @@ class Ingestor:
                 self.report.quads += quads
                 self._remember_shared(writes)
         except StoreError:
+            whole, data = False, []
             self._write(writes, replace)  # again, synchronously: isolates the bad record
         finally:
             self.papers.written()
@@ -357,7 +366,8 @@ class Ingestor:
         if self.on_batch is not None and (writes or self.papers.last_renames):
             observed = time.perf_counter()
             self.on_batch(
-                WrittenBatch([u.mapped for u in writes], replace, dict(self.papers.last_renames))
+                WrittenBatch([u.mapped for u in writes], replace,
+                             dict(self.papers.last_renames), data, whole)
             )
             self.report.timings["search_index"] += time.perf_counter() - observed
 

@@ -111,25 +111,36 @@ def _documents(
         if g is not None:
             graphs.setdefault(s, set()).add(graph_names.setdefault(g, g))
     for s in list(parts):
-        roles = parts.pop(s)
-        labels, alts = roles.get("label", {}), roles.get("alt", {})
-        names = sorted(n for n in labels if n) or sorted(n for n in alts if n)
-        body = [b for b in roles.get("body", ()) if b]
-        body += [t for t in dict.fromkeys(plain_text(m) for m in roles.get("markdown", ())) if t]
-        if not names and not body:
-            continue
-        label = min(names, key=len) if names else ""
-        alt = [a for a in dict.fromkeys([*names, *alts]) if a and a != label]
-        yield Document(
-            key=s,
-            type=types[s],
-            label=label,
-            alt=alt,
-            body=body,
-            graphs=graphs.pop(s, set()),
-            ids=entity_ids(s, types[s], label, list(roles.get("arxiv", ())),
-                           list(roles.get("slug", ())), list(roles.get("doi", ()))),
-        )
+        doc = document(s, types[s], parts.pop(s), graphs.pop(s, set()))
+        if doc is not None:
+            yield doc
+
+
+def document(
+    s: str, kind: str, roles: dict[str, dict[str, None]], graphs: set[str]
+) -> Document | None:
+    """The document of `s` from its texts by role (each stripped), or None when it has no
+    name and no body. Canonical: the same texts give the same document in any order (the
+    index built beside the load reads them in the order they were written, a rebuild in the
+    store's order)."""
+    labels, alts = roles.get("label", {}), roles.get("alt", {})
+    names = sorted(n for n in labels if n) or sorted(n for n in alts if n)
+    body = sorted(b for b in roles.get("body", ()) if b)
+    body += sorted({t for t in (plain_text(m) for m in roles.get("markdown", ())) if t})
+    if not names and not body:
+        return None
+    label = min(names, key=len) if names else ""
+    alt = [a for a in dict.fromkeys([*names, *sorted(alts)]) if a and a != label]
+    return Document(
+        key=s,
+        type=kind,
+        label=label,
+        alt=alt,
+        body=body,
+        graphs=graphs,
+        ids=entity_ids(s, kind, label, list(roles.get("arxiv", ())),
+                       list(roles.get("slug", ())), list(roles.get("doi", ()))),
+    )
 
 
 def _types(rows: Iterable[tuple[str | None, ...]]) -> dict[str, str]:

@@ -7,6 +7,9 @@
 - `Upkeep` is what `kg ingest` drives: `begin` before the first store write, `batch` after
   each batch is in the store (its records' entities re-read from the store and re-indexed,
   the entities whose text lived in dropped graphs re-read or removed), `finish` at the end.
+  Into an empty store, the index is built beside the load by a second process instead
+  (`kg.search.beside`): each written batch's N-Quads go to it, so at the end only its
+  commit is left.
 """
 
 from __future__ import annotations
@@ -16,9 +19,10 @@ import shutil
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kg.rdf.store import GraphStore
+from kg.search.beside import BesideBuilder
 from kg.search.documents import all_documents, documents_of, literal_texts, text_subjects
 
 if TYPE_CHECKING:
@@ -100,6 +104,11 @@ class Upkeep:
         #: from the whole store, instead of batch by batch (the README's ingest: 44.8 -> 38.4
         #: CPU-s; a rebuild of all its entities takes 6).
         self.deferred = False
+        #: A first ingest into an empty store: the index built by a second process from the
+        #: written batches (None when there is none, or once a batch replaced graphs or was
+        #: written record by record: then the whole store is read at the end).
+        self.beside: BesideBuilder | None = None
+        self.child: dict[str, Any] = {}  # what the child said it did (counts, seconds)
 
     def begin(self) -> None:
         """Before the store changes: a current index, marked dirty while it catches up."""
@@ -118,6 +127,10 @@ class Upkeep:
         self.writer = Writer(self.index)
         self.writer.begin()
         self.deferred = self.index.doc_count() == 0
+        if self.deferred and self.store_path is not None and self.store.count() == 0:
+            self.writer.close()
+            self.writer = None  # the child writes the index (one writer at a time)
+            self.beside = BesideBuilder(index_path(self.store_path))
 
     def batch(
         self,
@@ -152,6 +165,12 @@ class Upkeep:
         """
         assert self.index is not None
         if self.deferred:
+            if self.beside is not None:
+                if batch.replaced or not batch.whole:
+                    # the store holds more than the lines sent: read it whole at the end
+                    self._fall_back()
+                else:
+                    self.beside.batch(batch.nquads, batch.renamed)
             return
         own = text_subjects(line for m in batch.written for line in m.triples)
         shared_lines = [line for m in batch.written for line in m.shared]
@@ -163,7 +182,23 @@ class Upkeep:
                     own.add(subject)
         self.batch(own, batch.replaced, batch.renamed)
 
+    def _fall_back(self) -> None:
+        """Stop the child (nothing of it committed) and build the index at the end instead."""
+        assert self.beside is not None and self.index is not None
+        self.beside.abort()
+        self.beside = None
+        self.writer = Writer(self.index)
+
     def finish(self) -> None:
+        if self.beside is not None:
+            try:
+                self.child = self.beside.finish()
+                self.indexed = int(self.child["indexed"])
+            finally:
+                self.beside = None
+                if self.lock is not None:
+                    self.lock.release()
+            return
         if self.writer is not None:
             if self.deferred:  # the whole store is in: every entity, once
                 self.indexed = self.writer.add(all_documents(self.store))
@@ -176,6 +211,9 @@ class Upkeep:
     def abort(self) -> None:
         """The ingest failed: what was indexed is committed, the index stays marked dirty
         (the next reader rebuilds it, unless the next ingest brings it up to date)."""
+        if self.beside is not None:
+            self.beside.abort()
+            self.beside = None
         self.writer = None
         if self.lock is not None:
             self.lock.release()

@@ -1,0 +1,400 @@
+"""The search index of a first ingest, built in a second process beside the load.
+
+A first ingest (an empty store, an empty index) used to read every searchable entity back
+from the store once the load was done, on the ingest's own interpreter: 23-44 % of the
+command's wall time. Here each written batch's N-Quads (the very bytes the store loaded)
+go down a pipe to a child process, which picks the text lines out of them (`LineDocuments`),
+makes the documents of the entities the batch gave text, a class or a graph, and adds them
+to the index while the ingest maps and loads the next batch. At the end only the child's
+commit is left.
+
+- The documents are those a rebuild makes from the store (`kg.search.documents.document`
+  is canonical: the same texts in any order give the same document).
+- The index is marked clean only by the child's last commit, after the parent sent the end;
+  the parent holds `<store>/search.lock` throughout. A child that fails fails the ingest
+  (`StoreError` with the child's last words); a parent that dies closes the pipe, and a
+  child that reads the pipe's end without the end frame exits without committing: the
+  index stays dirty, and the next reader rebuilds it.
+- Frames on the pipe: one byte of kind, eight of length (big-endian), the payload.
+  `D` N-Quads bytes; `R` renames (JSON, old -> new); `T` the batch is whole (make its
+  documents); `E` the end (commit clean, answer `{"indexed": n}` on stdout).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import queue
+import resource
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import IO, Any
+
+from kg.errors import StoreError
+from kg.rdf.vocab import STD
+from kg.search.documents import (
+    _ESCAPE,
+    _ROLE,
+    CLASSES,
+    _unescape,
+    document,
+)
+from kg.search.index import Document, Index, Writer
+from kg.search.text import DOI_IRI
+
+#: N-Triples predicate -> role, for reading text from lines.
+_LINE_ROLE = {f"<{p}>": role for p, role in _ROLE.items()}
+_CLASS_RANK = {f"<{iri}>": (rank, name) for rank, (name, iri) in enumerate(CLASSES.items())}
+#: What to look for in a batch's bytes: the predicates whose lines carry text or a class
+#: (found by bytes.find, a fast scan, instead of splitting every line).
+_NEEDLES = [f"> {p} ".encode() for p in (*_LINE_ROLE, STD.type)]
+_HEADER = 9
+#: Batches the parent may queue for the child before the ingest waits for it.
+QUEUED = 2
+#: Entities the child keeps in memory between batches; past it, what it knows of them goes
+#: to a spill file (SQLite, in the temporary folder) and is read back when a later batch
+#: names one again. Unbounded, the child held the whole store's text (as a rebuild does).
+KEPT = 200_000
+
+
+class LineDocuments:
+    """Documents made from the N-Quads lines a first ingest writes, batch by batch.
+
+    They equal what `kg.search.documents.all_documents` reads from the store once the same
+    lines are in it: the same texts by role, stripped, each value once; the same graphs; the
+    same class (the last of CLASSES when a subject has two). What is kept is what a rebuild
+    keeps while it reads: each subject's texts by role and its graphs; past `kept`
+    entities, in a spill file (`spill`)."""
+
+    def __init__(self, kept: int = KEPT) -> None:
+        self.parts: dict[str, dict[str, dict[str, None]]] = {}
+        self.graphs: dict[str, set[str]] = {}
+        self.types: dict[str, tuple[int, str]] = {}
+        self.emitted: set[str] = set()  # of the entities in memory
+        self.made = 0  # documents made (each entity once)
+        self.remade = 0  # documents made again (their entity gained text, a graph or a class)
+        self.spilled = 0  # times the entities in memory went to the spill file
+        self.kept = kept
+        self._changed: set[str] = set()
+        self._names: dict[str, str] = {}  # one string per graph name
+        self._spill: sqlite3.Connection | None = None
+        self._spill_dir: tempfile.TemporaryDirectory[str] | None = None
+        self._looked: set[str] = set()  # looked up in the spill file since it was last written
+
+    def _touch(self, s: str) -> None:
+        """Bring back what the spill file knows of `s`, if it went there."""
+        if self._spill is None or s in self._looked:
+            return
+        self._looked.add(s)
+        if s in self.parts or s in self.types or s in self.graphs:
+            return
+        row = self._spill.execute("SELECT v FROM e WHERE k = ?", (s,)).fetchone()
+        if row is None:
+            return
+        roles, graphs, kind, emitted = json.loads(row[0])
+        if roles:
+            self.parts[s] = {role: dict.fromkeys(values) for role, values in roles.items()}
+        if graphs:
+            self.graphs[s] = {self._names.setdefault(g, g) for g in graphs}
+        if kind:
+            self.types[s] = (kind[0], kind[1])
+        if emitted:
+            self.emitted.add(s)
+
+    def spill(self) -> None:
+        """Move every entity in memory to the spill file."""
+        if self._spill is None:
+            self._spill_dir = tempfile.TemporaryDirectory(prefix="kg-search-spill-")
+            self._spill = sqlite3.connect(Path(self._spill_dir.name) / "entities.db")
+            self._spill.execute("PRAGMA journal_mode = OFF")
+            self._spill.execute("PRAGMA synchronous = OFF")
+            self._spill.execute("CREATE TABLE e (k TEXT PRIMARY KEY, v TEXT) WITHOUT ROWID")
+        keys = self.parts.keys() | self.types.keys() | self.graphs.keys()
+        self._spill.executemany(
+            "INSERT OR REPLACE INTO e VALUES (?, ?)",
+            ((s, json.dumps([{r: list(v) for r, v in self.parts.get(s, {}).items()},
+                             sorted(self.graphs.get(s, ())), self.types.get(s),
+                             s in self.emitted]))
+             for s in keys),
+        )
+        self._spill.commit()
+        self.parts, self.graphs, self.types, self.emitted = {}, {}, {}, set()
+        self._looked = set()
+        self.spilled += 1
+
+    def close(self) -> None:
+        if self._spill is not None:
+            self._spill.close()
+            self._spill = None
+        if self._spill_dir is not None:
+            self._spill_dir.cleanup()
+            self._spill_dir = None
+
+    def feed_nquads(self, data: bytes) -> None:
+        """The N-Quads lines of `data` the store now holds (other lines are skipped fast)."""
+        for needle in _NEEDLES:
+            at = data.find(needle)
+            while at >= 0:
+                start = data.rfind(b"\n", 0, at) + 1
+                end = data.find(b"\n", at)
+                if end < 0:
+                    end = len(data)
+                line = data[start:end].decode("utf-8")
+                # the needle may sit inside a literal: the line's own predicate decides
+                if line.split(" ", 2)[1:2] == [needle[2:-1].decode()]:
+                    head, graph, _dot = line.rsplit(" ", 2)
+                    self.feed_line(head, _iri(graph))
+                at = data.find(needle, end)
+
+    def feed_line(self, line: str, graph: str) -> None:
+        """One N-Triples line (without the final " .") the store now holds in `graph`."""
+        bits = line.split(" ", 2)
+        if len(bits) < 3 or not bits[0].startswith("<"):
+            return
+        p, o = bits[1], bits[2]
+        role = _LINE_ROLE.get(p)
+        if role is None:
+            if p == STD.type and o in _CLASS_RANK:
+                s = _iri(bits[0])
+                self._touch(s)
+                kind = _CLASS_RANK[o]
+                if self.types.get(s, (-1, ""))[0] < kind[0]:
+                    self.types[s] = kind
+                    self._changed.add(s)
+            return
+        if o.startswith('"'):
+            end = o.rfind('"')
+            if end <= 0:
+                return
+            text = o[1:end]
+            if "\\" in text:
+                text = _ESCAPE.sub(_unescape, text)
+        elif role == "doi" and o.startswith("<"):
+            text = _iri(o)
+        else:
+            return  # text predicates are read for literals only
+        if role == "doi" and not text.startswith(DOI_IRI):
+            return
+        s = _iri(bits[0])
+        self._touch(s)
+        values = self.parts.setdefault(s, {}).setdefault(role, {})
+        text = text.strip()
+        if text not in values:
+            values[text] = None
+            self._changed.add(s)
+        in_graphs = self.graphs.setdefault(s, set())
+        if graph not in in_graphs:
+            in_graphs.add(self._names.setdefault(graph, graph))
+            self._changed.add(s)
+
+    def rename(self, renames: Mapping[str, str]) -> set[str]:
+        """The store renamed each `old` IRI to `new` (kg.rdf.store.GraphStore.rename_iris):
+        `old`'s texts, graphs and class are `new`'s now. Returns the keys whose documents
+        are gone."""
+        gone: set[str] = set()
+        for old, new in renames.items():
+            self._touch(old)
+            self._touch(new)
+            roles, graphs = self.parts.pop(old, None), self.graphs.pop(old, None)
+            kind = self.types.pop(old, None)
+            self._changed.discard(old)
+            if old in self.emitted:
+                self.emitted.discard(old)
+                self.made -= 1
+                gone.add(old)
+            if self._spill is not None:
+                self._spill.execute("DELETE FROM e WHERE k = ?", (old,))
+            if roles is None and graphs is None and kind is None:
+                continue
+            target = self.parts.setdefault(new, {})
+            for role, values in (roles or {}).items():
+                target.setdefault(role, {}).update(values)
+            self.graphs.setdefault(new, set()).update(graphs or ())
+            if kind is not None and self.types.get(new, (-1, ""))[0] < kind[0]:
+                self.types[new] = kind
+            self._changed.add(new)
+        return gone
+
+    def take(self) -> tuple[list[Document], list[Document]]:
+        """The documents made since the last call: new ones, and ones that replace a
+        document made earlier (their entity gained text, a graph or its class)."""
+        new: list[Document] = []
+        replaced: list[Document] = []
+        for s in sorted(self._changed):
+            kind = self.types.get(s)
+            roles = self.parts.get(s)
+            if kind is None or roles is None:
+                continue
+            doc = document(s, kind[1], roles, set(self.graphs.get(s, ())))
+            if doc is None:
+                continue
+            if s in self.emitted:
+                replaced.append(doc)
+                self.remade += 1
+            else:
+                new.append(doc)
+                self.emitted.add(s)
+                self.made += 1
+        self._changed.clear()
+        if len(self.parts) + len(self.types) > self.kept:
+            self.spill()
+        return new, replaced
+
+
+def _iri(term: str) -> str:
+    iri = term[1:-1]
+    return _ESCAPE.sub(_unescape, iri) if "\\" in iri else iri
+
+
+# -- the child -----------------------------------------------------------------------------
+def _frames(stream: IO[bytes]) -> Iterator[tuple[bytes, bytes]]:
+    """(kind, payload) frames until the end of the stream (a truncated frame ends it)."""
+    while True:
+        header = stream.read(_HEADER)
+        if len(header) < _HEADER:
+            return
+        size = int.from_bytes(header[1:], "big")
+        payload = stream.read(size)
+        if len(payload) < size:
+            return
+        yield header[:1], payload
+
+
+def serve(index_dir: Path, stream: IO[bytes], out: IO[bytes], kept: int = KEPT) -> int:
+    """The child's loop: documents from the frames of `stream` into the index at
+    `index_dir`; committed clean only on the end frame. Returns the exit status. Its answer
+    says how many documents it made, how many again, and its seconds by step."""
+    index = Index.open(index_dir)
+    writer = Writer(index)
+    lines = LineDocuments(kept)
+    seconds = dict.fromkeys(("reading", "commit"), 0.0)
+    clock = time.perf_counter()
+    for kind, payload in _frames(stream):
+        if kind == b"D":
+            lines.feed_nquads(payload)
+        elif kind == b"R":
+            writer.delete(lines.rename(json.loads(payload)))
+        elif kind == b"T":
+            new, changed = lines.take()
+            writer.add(new)
+            writer.replace(changed)
+        elif kind == b"E":
+            seconds["reading"] = time.perf_counter() - clock
+            writer.finish()
+            writer.close()
+            seconds["commit"] = time.perf_counter() - clock - seconds["reading"]
+            usage = resource.getrusage(resource.RUSAGE_SELF)
+            peak = next((int(ln.split()[1]) for ln in _status() if ln.startswith("VmHWM:")), 0)
+            lines.close()
+            answer = {"indexed": lines.made, "remade": lines.remade, "spilled": lines.spilled,
+                      "seconds": {k: round(v, 3) for k, v in seconds.items()},
+                      "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 3),
+                      "peak_rss_mb": round(peak / 1024)}
+            out.write(json.dumps(answer).encode() + b"\n")
+            out.flush()
+            return 0
+    return 3  # the parent went away without the end: nothing committed, the index stays dirty
+
+
+def _status() -> list[str]:
+    """This process's /proc status lines (none where there is no /proc)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            return f.readlines()
+    except OSError:
+        return []
+
+
+def main() -> None:
+    sys.exit(serve(Path(sys.argv[1]), sys.stdin.buffer, sys.stdout.buffer, int(sys.argv[2])))
+
+
+# -- the parent ----------------------------------------------------------------------------
+class BesideBuilder:
+    """The parent's side: a child process building the index at `index_dir`, fed batch by
+    batch through a bounded queue and a sender thread (the ingest's thread only queues)."""
+
+    def __init__(self, index_dir: Path) -> None:
+        self._log = tempfile.TemporaryFile()  # noqa: SIM115 (the child's stderr, read on failure)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "kg.search.beside", str(index_dir), str(KEPT)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._log,
+        )
+        self._queue: queue.Queue[list[tuple[bytes, bytes]] | None] = queue.Queue(QUEUED)
+        self.error: BaseException | None = None
+        self._sender = threading.Thread(target=self._send, name="kg-index-feed", daemon=True)
+        self._sender.start()
+
+    def _send(self) -> None:
+        stdin = self.proc.stdin
+        assert stdin is not None
+        try:
+            while (frames := self._queue.get()) is not None:
+                for kind, payload in frames:
+                    stdin.write(kind + len(payload).to_bytes(_HEADER - 1, "big"))
+                    stdin.write(payload)
+            stdin.close()
+        except BaseException as exc:  # the child died: the ingest hears of it at its next batch
+            self.error = exc
+            while self._queue.get() is not None:  # let the ingest's puts through
+                pass
+
+    def _check(self) -> None:
+        if self.error is not None or self.proc.poll() is not None:
+            raise self._failure()
+
+    def _failure(self) -> StoreError:
+        self.proc.kill()
+        self.proc.wait()
+        self._log.seek(0)
+        words = self._log.read().decode("utf-8", "replace").strip().splitlines()[-5:]
+        why = "; ".join(words) or f"it exited with status {self.proc.returncode}"
+        return StoreError(
+            f"the search index could not be built beside the load ({why}); nothing was "
+            "published for search: run the ingest again, or `kg search` rebuilds the index "
+            "from the store"
+        )
+
+    def batch(self, nquads: Iterable[bytes], renamed: Mapping[str, str]) -> None:
+        """A whole batch is in the store: its bytes, then the renames applied after it."""
+        self._check()
+        frames = [(b"D", part) for part in nquads]
+        if renamed:
+            frames.append((b"R", json.dumps(dict(renamed)).encode()))
+        frames.append((b"T", b""))
+        self._queue.put(frames)
+
+    def finish(self) -> dict[str, Any]:
+        """Send the end, wait for the child's commit; its counts. Raises StoreError if it failed."""
+        self._check()
+        self._queue.put([(b"E", b"")])
+        self._queue.put(None)
+        self._sender.join()
+        assert self.proc.stdout is not None
+        answer = self.proc.stdout.read()
+        status = self.proc.wait()
+        if self.error is not None or status != 0:
+            raise self._failure()
+        self._log.close()
+        result: dict[str, Any] = json.loads(answer)
+        return result
+
+    def abort(self) -> None:
+        """Stop the child without its commit (the index stays dirty)."""
+        self.proc.kill()
+        self.proc.wait()
+        with contextlib.suppress(queue.Full):  # the sender, stopped by the broken pipe
+            self._queue.put_nowait(None)
+        self._log.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,167 @@
+"""The search index of a first ingest, built by a second process beside the load
+(kg.search.beside): the same documents a rebuild from the store makes, field by field; a
+child that dies fails the ingest and leaves the index dirty (a reader rebuilds it); a child
+whose parent went away commits nothing."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+import signal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kg.errors import StoreError
+from kg.ingest.identity import Iris
+from kg.ingest.ingestor import Ingestor, WrittenBatch
+from kg.rdf.store import GraphStore
+from kg.rdf.vocab import KG, STD
+from kg.search import Upkeep, beside, open_index, rebuild
+from kg.search.beside import serve
+from kg.search.index import Index, Writer, index_path, keys_in_graphs
+from kg.testing.records import records
+from tests.conftest import BASE, ROOT
+
+
+def index_contents(store_path: Path, names: list[str]) -> list[tuple[Any, ...]]:
+    """Every document of the store's index, whole: its stored fields in order, and which of
+    the graphs `names` find it (that field is not stored: asked graph by graph)."""
+    import tantivy
+
+    index = Index.open(index_path(store_path))
+    searcher = index.searcher()
+    out: list[tuple[Any, ...]] = []
+    for _, addr in searcher.search(tantivy.Query.all_query(), 1_000_000).hits:
+        doc = searcher.doc(addr)
+        if doc["type"][0] != "_state":
+            out.append(tuple(tuple(doc[f]) for f in ("key", "type", "label", "alt", "body", "ids")))
+    graphs: dict[str, set[str]] = {}
+    for g in names:
+        for key in keys_in_graphs(index, [g]):
+            graphs.setdefault(key, set()).add(g)
+    return sorted((*v, tuple(sorted(graphs.get(v[0][0], ())))) for v in out)
+
+
+def write_records(path: Path) -> None:
+    """Records of both generators, and one whose abstract holds what the child looks for in
+    a batch's bytes (a title predicate, in a literal): it must not become a title."""
+    with path.open("w", encoding="utf-8") as f:
+        for generator in ("archive", "wide"):
+            for rec in records(40, seed=3, generator=generator):
+                f.write(json.dumps(rec) + "\n")
+        trap = {"title": "A trap", "arxiv_id": "2101.00001",
+                "abstract": f'x> {STD.title} "Not a title" <{BASE}g> .\n> {STD.type} y'}
+        f.write(json.dumps(trap) + "\n")
+
+
+def methods_dump(tmp_path: Path) -> Path:
+    """Twelve methods of the examples' dump, as the generated records' most named methods."""
+    with gzip.open(ROOT / "examples" / "pwc" / "methods.json.gz", "rt", encoding="utf-8") as f:
+        methods = json.load(f)[:12]
+    for i, method in enumerate(methods):
+        method["url"] = f"https://paperswithcode.com/method/method-{i}"
+    path = tmp_path / "methods.json"
+    path.write_text(json.dumps(methods), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("kept", [beside.KEPT, 7])
+def test_the_index_built_beside_the_load_is_the_rebuilds(
+    tmp_path: Path, seed_paths: list[Path], kept: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Small batches name the same authors and methods again; then a methods dump gives
+    methods the records named their descriptions (their documents made again). The index the child built equals a rebuild
+    from the store, document by document and field by field; with the entities the child
+    keeps in memory bounded too (7: they go to its spill file after almost every batch)."""
+    monkeypatch.setattr(beside, "KEPT", kept)
+    data = tmp_path / "records.jsonl"
+    write_records(data)
+    path = tmp_path / "store"
+    with GraphStore.open(path) as store:
+        upkeep = Upkeep(store, path)
+        upkeep.begin()
+        assert upkeep.beside is not None  # an empty store: the child builds the index
+        report = Ingestor(store, Iris(BASE), batch_size=13, on_batch=upkeep.observe).run(
+            [str(data), *map(str, seed_paths)]
+        )
+        Ingestor(store, Iris(BASE), on_batch=upkeep.observe).run([str(methods_dump(tmp_path))])
+        upkeep.finish()
+        assert upkeep.child["remade"] > 10  # entities named again in a later batch
+        assert (upkeep.child["spilled"] > 5) == (kept == 7)
+        rebuild(store, tmp_path / "copy")
+        names = [g for (g,) in store.select_values("SELECT DISTINCT ?g { GRAPH ?g {} }")
+                 if g is not None]
+    assert report.added > 80 and report.rejected == 0
+    assert Index.open(index_path(path)).state()["state"] == "clean"
+    built, rebuilt = index_contents(path, names), index_contents(tmp_path / "copy", names)
+    assert built == rebuilt
+    assert len(built) == upkeep.indexed == upkeep.child["indexed"] > 500
+    assert {d[1][0] for d in built} >= {"paper", "author", "method", "task", "repository"}
+    assert [d[2] for d in built if d[2] == ("Not a title",)] == []
+    trap = [d for d in built if d[2] == ("A trap",)]
+    assert len(trap) == 1 and trap[0][1] == ("paper",)
+
+
+def test_a_child_that_dies_fails_the_ingest_and_leaves_the_index_dirty(
+    tmp_path: Path,
+) -> None:
+    """The child killed after the first batch: the next batch's hand-over fails the ingest with
+    an error that names the search index; the index is left dirty, and a reader rebuilds it
+    from what the store holds."""
+    data = tmp_path / "records.jsonl"
+    write_records(data)
+    path = tmp_path / "store"
+    with GraphStore.open(path) as store:
+        upkeep = Upkeep(store, path)
+        upkeep.begin()
+        assert upkeep.beside is not None
+        child = upkeep.beside.proc
+
+        def observe(batch: WrittenBatch) -> None:
+            upkeep.observe(batch)
+            if child.poll() is None:
+                os.kill(child.pid, signal.SIGKILL)
+                child.wait()
+
+        with pytest.raises(StoreError, match="search index could not be built beside the load"):
+            try:
+                Ingestor(store, Iris(BASE), batch_size=20, on_batch=observe).run([str(data)])
+            except BaseException:
+                upkeep.abort()
+                raise
+        assert Index.open(index_path(path)).state()["state"] == "dirty"
+        index = open_index(store, path, quiet=True)  # a reader: the index is rebuilt
+        assert index.state()["state"] == "clean" and index.doc_count() > 50
+
+
+def test_a_child_whose_parent_went_away_commits_nothing(tmp_path: Path) -> None:
+    """The frames end without the end frame (the ingest died): the child exits without its
+    commit, and the index keeps the dirty mark the ingest committed first. The same frames
+    with the end frame commit the paper's document."""
+    paper = f"<{BASE}paper/p>"
+    lines = (f'{paper} {STD.title} "Lost" <{BASE}g> .\n'
+             f"{paper} {STD.type} {KG.Paper} <{BASE}g> .\n").encode()
+
+    def frame(kind: bytes, payload: bytes = b"") -> bytes:
+        return kind + len(payload).to_bytes(8, "big") + payload
+
+    for name, frames, status in (("cut", frame(b"D", lines) + frame(b"T"), 3),
+                                 ("whole", frame(b"D", lines) + frame(b"T") + frame(b"E"), 0)):
+        index = Index.create(tmp_path / name)
+        writer = Writer(index)
+        writer.begin()
+        writer.close()
+        del writer  # the child is the only writer
+        out = io.BytesIO()
+        assert serve(tmp_path / name, io.BytesIO(frames), out) == status
+        again = Index.open(tmp_path / name)
+        if status:
+            assert out.getvalue() == b""
+            assert again.state()["state"] == "dirty" and again.doc_count() == 0
+        else:
+            assert json.loads(out.getvalue())["indexed"] == 1
+            assert again.state()["state"] == "clean" and again.doc_count() == 1
