@@ -49,7 +49,14 @@ def free_port() -> int:
 
 
 def folder_bytes(path: Path) -> int:
-    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+    """Bytes of the files under `path`, each file once (a store's publication is hard links
+    to its tables, as `du` counts them)."""
+    seen: dict[tuple[int, int], int] = {}
+    for f in path.rglob("*"):
+        if f.is_file():
+            st = f.stat()
+            seen[(st.st_dev, st.st_ino)] = st.st_size
+    return sum(seen.values())
 
 
 def make_mirror(mirror: Path, scale: float) -> float:
@@ -166,7 +173,10 @@ def main() -> None:
     if args.pages:
         pages = subprocess.run(
             [sys.executable, str(ROOT / "bench" / "pages.py"), "--store", str(store),
-             "--sample", str(args.pages), "--workers", "2"],
+             "--sample", str(args.pages), "--workers", "2", "--leaderboards", str(args.pages),
+             # not "query": its named queries name the README store's leaderboards
+             "--kinds", "paper,method,task,dataset,author,collection,area,repository,dump,"
+             "record,search"],
             capture_output=True, text=True,
         )
         result["pages"] = pages.stdout
