@@ -45,6 +45,13 @@ KG = "https://w3id.org/kg/ontology#"
 PREFIXES = f"PREFIX kg: <{KG}>\nPREFIX dcterms: <http://purl.org/dc/terms/>\n"
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto`: one worker more than the machine has cores. The suite is bound by CPU, but
+    each worker also waits (for a server to start, a process to exit, a timeout): a third
+    worker on two cores fills those waits."""
+    return (os.cpu_count() or 1) + 1
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--run-slow", action="store_true", help="also run the long variants")
 
