@@ -193,3 +193,35 @@ def test_the_wide_generator_keeps_its_distributions_and_maps_whole(tmp_path: Pat
     assert {row["slug"]: row["n"] for row in creators} == by_slug
     assert report.timings["loading"] > 0 and report.timings["mapping"] > 0
     assert set(report.as_dict()["timings"]) >= {"loading", "waiting_for_load", "mapping", "publishing"}
+
+
+def test_a_batchs_default_graph_lines_are_its_quads_without_their_graph(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ingest hands the store each part's merge lines, made by a join instead of the
+    store's regular expression: they must be exactly `merge_lines` of the part (else the
+    default graph would not be the merge), on records with shared entities and odd text."""
+    from kg.rdf.merge import merge_lines
+
+    recs = list(records(240, seed=8, generator="wide"))
+    recs[3]["abstract"] = 'Ends with a graph-like tail <urn:x:g> .\n and "quotes" \\ here'
+    path = write_jsonl(tmp_path / "r.jsonl", recs)
+    store = GraphStore.open(tmp_path / "store")
+    sent: list[tuple[list[bytes], list[bytes]]] = []
+    write_batch = store.write_batch
+
+    def writing(nquads: Any, graphs: Any, replace: Any = (), shared: Any = (), **options: Any) -> None:
+        sent.append((list(nquads), list(options["merges"])))
+        write_batch(nquads, graphs, replace, shared, **options)
+
+    monkeypatch.setattr(store, "write_batch", writing)
+    try:
+        report = ingest(store, [str(path)], base_iri=BASE, batch_size=120)
+        assert (report.added, report.rejected) == (240, 0)
+        assert len(sent) == 2
+        assert any(len(parts) > 1 for parts, _ in sent) == (GraphStore.part_count(20_000) > 1)
+        for parts, merges in sent:
+            assert merges == [merge_lines(part) for part in parts]
+        assert store.merge_size() == store.count()
+    finally:
+        store.close()

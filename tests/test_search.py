@@ -431,6 +431,7 @@ _DIES_BEFORE_PUBLISHING = """
 import os, sys
 import kg
 from kg.rdf import snapshots
+snapshots.PUBLISH_GAP = 0  # every batch published, as the kill needs
 calls, publish = [], snapshots.publish
 def dying(engine, path):
     calls.append(path)

@@ -336,9 +336,9 @@ class Ingestor:
             unit.mapped.triples = self.papers.rewrite(unit.mapped.triples)
             unit.mapped.shared = self.papers.rewrite(unit.mapped.shared)
         if writes:
-            data, quads = self._batch_nquads(writes)
+            data, merges, quads = self._batch_nquads(writes)
             graphs = [u.mapped.graph for u in writes]
-            future = self._writer.submit(self._load, data, graphs, replace)
+            future = self._writer.submit(self._load, data, merges, graphs, replace)
             self._in_flight = (future, writes, replace, quads, data)
         else:
             self._in_flight = (None, writes, replace, 0, [])
@@ -371,17 +371,20 @@ class Ingestor:
             )
             self.report.timings["search_index"] += time.perf_counter() - observed
 
-    def _batch_nquads(self, writes: list[_Unit]) -> tuple[list[bytes], int]:
+    def _batch_nquads(self, writes: list[_Unit]) -> tuple[list[bytes], list[bytes], int]:
         """The batch as N-Quads in the parts the store loads side by side (one per core,
         `GraphStore.part_count`): whole records each, with the shared-entity triples they
         state (once per part, and not again if an earlier batch of this run wrote them: the
-        entities graph is set-merged), and how many quads the batch writes. Readers see
-        the batch only once all its parts are in (the store publishes it whole)."""
+        entities graph is set-merged); each part's lines for the default graph (the same
+        triples without their graph: kg.rdf.merge.merge_lines, made by a join); and how many
+        quads the batch writes. Readers see the batch only once all its parts are in (the
+        store publishes it whole)."""
         done = self._shared_written
         e = f" <{self._entities}> .\n"
         own_quads = sum(len(u.mapped.triples) for u in writes)
         count = self.store.part_count(own_quads)
         parts: list[bytes] = []
+        merges: list[bytes] = []
         shared_quads: set[str] = set()
         start, target, so_far = 0, max(1, own_quads) / count, 0
         for end, unit in enumerate(writes, 1):
@@ -399,13 +402,18 @@ class Ingestor:
             ]
             shared_quads.update(shared)
             parts.append((own + (e.join(shared) + e if shared else "")).encode("utf-8"))
-        return parts, own_quads + len(shared_quads)
+            triples = [t for u in group for t in u.mapped.triples]
+            triples.extend(shared)
+            merges.append((" .\n".join(triples) + " .\n").encode("utf-8") if triples else b"")
+        return parts, merges, own_quads + len(shared_quads)
 
-    def _load(self, data: list[bytes], graphs: list[str], replace: list[str]) -> None:
+    def _load(
+        self, data: list[bytes], merges: list[bytes], graphs: list[str], replace: list[str]
+    ) -> None:
         """The writer thread's job: one batch into the store (timed: `loading`)."""
         start = time.perf_counter()
         try:
-            self.store.write_batch(data, graphs, replace, [self._entities])
+            self.store.write_batch(data, graphs, replace, [self._entities], merges=merges)
         finally:
             self.report.timings["loading"] += time.perf_counter() - start
 
@@ -556,7 +564,10 @@ class Ingestor:
         self._pass()
 
     def _ingest(self, names: list[str]) -> None:
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="kg-writer") as writer:
+        with (
+            self.store.publishing_in_bulk(),
+            ThreadPoolExecutor(max_workers=1, thread_name_prefix="kg-writer") as writer,
+        ):
             self._writer = writer
             try:
                 self._ingest_batches(self._units(self._items(names)))
@@ -582,7 +593,10 @@ class Ingestor:
         way `run` writes files' units: unchanged ones skipped, changed graphs replaced whole,
         aliases applied, errors reported. Everything is committed when this returns."""
         self.report.files += 1
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="kg-writer") as writer:
+        with (
+            self.store.publishing_in_bulk(),
+            ThreadPoolExecutor(max_workers=1, thread_name_prefix="kg-writer") as writer,
+        ):
             self._writer = writer
             try:
                 self._ingest_batches(

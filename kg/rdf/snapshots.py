@@ -45,6 +45,13 @@ UNPUBLISHED_FILE = ".kg-unpublished"
 #: Whether writers publish (bench/publish.py turns it off to measure what it costs; a
 #: store written so is read from its live files, or from an older, stale publication).
 PUBLISHING = True
+
+#: Within a run of many writes (`GraphStore.publishing_in_bulk`: an ingest's batches), a
+#: write is published only once the time since the last publication is at least this many
+#: times what that publication took, so publishing stays under about a tenth of the run
+#: (at the archive's scale a publication takes 2.5 s: one a batch was 21 % of the load).
+#: A run's last write is always published. 0 publishes every write.
+PUBLISH_GAP = 9.0
 _PIN_NUMBERS = itertools.count()
 #: How often opening a snapshot is tried while a writer deletes the files being linked.
 _SNAPSHOT_ATTEMPTS = 10

@@ -53,6 +53,10 @@ class GraphStore(StoreExport):
         self.found_unpublished_writes = False
         #: Seconds spent publishing the store for its readers so far (an ingest's timings).
         self.publish_seconds = 0.0
+        self._in_bulk = 0  # runs of writes whose publications may wait (publishing_in_bulk)
+        self._unpublished = False  # a write of such a run is not published yet
+        self._published_at = 0.0  # when the last publication ended (perf_counter)
+        self._publication_took = 0.0  # and how long it took
 
     @classmethod
     def memory(cls) -> GraphStore:
@@ -179,6 +183,8 @@ class GraphStore(StoreExport):
     def close(self) -> None:
         if not self.read_only and self.path is not None:
             self._engine.flush()
+            if self._writes == 0:
+                self.publish_pending()
             # the last publication again, without the tables compacted away since; never
             # a write that failed half-way (its journal): readers keep the last whole one
             if (
@@ -230,6 +236,33 @@ class GraphStore(StoreExport):
         finally:
             self._writes -= 1
         if self._writes == 0 and self.path is not None and not self.read_only:
+            if self._in_bulk and self._publication_can_wait():
+                self._unpublished = True
+            else:
+                self.publish()
+
+    def _publication_can_wait(self) -> bool:
+        since = time.perf_counter() - self._published_at
+        return since < snapshots.PUBLISH_GAP * self._publication_took
+
+    @contextlib.contextmanager
+    def publishing_in_bulk(self) -> Iterator[None]:
+        """Around a run of many writes (an ingest's batches): a write's publication may
+        wait for a later one's (see snapshots.PUBLISH_GAP), so readers see whole writes a
+        little later and the run spends at most about a tenth of its time publishing. What
+        the run wrote is published when it ends, unless its last write failed half-way."""
+        self._in_bulk += 1
+        try:
+            yield
+        finally:
+            self._in_bulk -= 1
+            if not self._in_bulk:
+                self.publish_pending()
+
+    def publish_pending(self) -> None:
+        """Publish the writes whose publication waited, unless a write failed half-way
+        (its journal): readers keep the last whole version, and the next writer recovers."""
+        if self._unpublished and not self._engine.has_graph(JOURNAL_GRAPH):
             self.publish()
 
     def publish(self) -> None:
@@ -240,13 +273,16 @@ class GraphStore(StoreExport):
         start = time.perf_counter()
         try:
             snapshots.publish(self._writable(), self.path)
+            self._unpublished = False
         except (OSError, RuntimeError) as exc:
             raise StoreError(
                 f"cannot publish the store at {self.path} for its readers ({exc}); "
                 "the write itself is stored, and the next writer publishes it"
             ) from None
         finally:
-            self.publish_seconds += time.perf_counter() - start
+            self._published_at = time.perf_counter()
+            self._publication_took = self._published_at - start
+            self.publish_seconds += self._publication_took
 
     def _writable(self) -> Engine:
         if self.read_only:
@@ -304,6 +340,8 @@ class GraphStore(StoreExport):
         graphs: Iterable[str],
         replace: Iterable[str] = (),
         shared: Iterable[str] = (),
+        *,
+        merges: list[bytes] | None = None,
     ) -> None:
         """Load a batch of N-Quads whose records live in `graphs`, replacing `replace` first.
 
@@ -314,6 +352,8 @@ class GraphStore(StoreExport):
 
         `nquads` may come in parts (`part_count` says how many pay), loaded side by side,
         each atomically: a part should hold whole records and the shared triples they state.
+        `merges` may give each part's lines for the default graph (kg.rdf.merge.merge_lines
+        of it, made by the caller more cheaply); else they are derived from the text.
         """
         with self._committing():
             journal.write_batch(
@@ -324,6 +364,7 @@ class GraphStore(StoreExport):
                 shared,
                 recover=self.recover,
                 where=self.path,
+                merges=merges,
             )
 
     def load(

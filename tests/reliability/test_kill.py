@@ -99,9 +99,11 @@ def clean_references(
 
     write_batch, rename_iris = store.write_batch, store.rename_iris
 
-    def writing(nquads: bytes, graphs: Any, replace: Any = (), shared: Any = ()) -> None:
+    def writing(
+        nquads: bytes, graphs: Any, replace: Any = (), shared: Any = (), **options: Any
+    ) -> None:
         graphs = list(graphs)
-        write_batch(nquads, graphs, replace, shared)
+        write_batch(nquads, graphs, replace, shared, **options)
         keep(line for g in graphs for line in store.quads_nquads(g))
 
     def renaming(renames: Any) -> int:

@@ -171,7 +171,7 @@ def test_publications_do_not_pile_up(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     published = sorted(p.name for p in (store / PUBLISHED_DIR).iterdir())
     assert len(published) == 1 and published[0].isdigit(), published
-    assert int(published[0]) >= 120 // 5  # one a batch (and one when the writer opened)
+    assert int(published[0]) >= 2  # when the writer opened, and the ingest's end at least
     assert not list((store / READERS_DIR).glob("*")) if (store / READERS_DIR).exists() else True
 
     writer = GraphStore.open(store)
