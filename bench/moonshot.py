@@ -174,9 +174,8 @@ def main() -> None:
         pages = subprocess.run(
             [sys.executable, str(ROOT / "bench" / "pages.py"), "--store", str(store),
              "--sample", str(args.pages), "--workers", "2", "--leaderboards", str(args.pages),
-             # not "query": its named queries name the README store's leaderboards
              "--kinds", "paper,method,task,dataset,author,collection,area,repository,dump,"
-             "record,search"],
+             "record,leaderboard,search,query"],
             capture_output=True, text=True,
         )
         result["pages"] = pages.stdout
