@@ -104,12 +104,29 @@ def _rss_kb(pid: int) -> int:
 
 def tree_rss_kb(pid: int) -> int:
     """The resident set of process `pid` and all its descendants now, in KB."""
-    total, todo = 0, [pid]
+    return sum(tree_rss_by_process(pid).values())
+
+
+def tree_rss_by_process(pid: int) -> dict[str, int]:
+    """The resident set now of process `pid` and of each of its descendants, in KB, by
+    "pid command" (the command's first words after the interpreter)."""
+    found: dict[str, int] = {}
+    todo = [pid]
     while todo:
         p = todo.pop()
-        total += _rss_kb(p)
+        found[f"{p} {_command(p)}"] = _rss_kb(p)
         todo.extend(_children(p))
-    return total
+    return found
+
+
+def _command(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            words = f.read().decode("utf-8", "replace").split("\0")
+    except OSError:
+        return "?"
+    words = [w for w in words if w and not w.endswith(("python", "python3", "time"))]
+    return " ".join(Path(w).name if w.startswith("/") else w for w in words[:3])[:60]
 
 
 def load_average() -> float:
@@ -141,12 +158,17 @@ def run_command(
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
                             cwd=cwd)
     peak = 0
+    at_peak: dict[str, int] = {}  # each process's share of the tree's peak
+    peak_at = 0.0
     stop = threading.Event()
 
     def sample() -> None:
-        nonlocal peak
+        nonlocal peak, at_peak, peak_at
         while not stop.wait(0.05):
-            peak = max(peak, tree_rss_kb(proc.pid))
+            now = tree_rss_by_process(proc.pid)
+            if sum(now.values()) > peak:
+                peak, at_peak = sum(now.values()), now
+                peak_at = time.perf_counter() - start
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
@@ -175,6 +197,9 @@ def run_command(
         "wall_seconds": wall,
         "cpu_seconds": usage.ru_utime + usage.ru_stime,
         "tree_peak_rss_mb": peak / 1024,
+        # who held the tree's peak, and when (the share of the wall time)
+        "tree_peak_by_process_mb": {k: round(v / 1024) for k, v in at_peak.items() if v},
+        "tree_peak_at": round(peak_at / wall, 3) if wall else 0.0,
         "maxrss_mb": None if maxrss_kb is None else maxrss_kb / 1024,
         "peak_rss_mb": max(peak, maxrss_kb or 0) / 1024,
         "load_before": load,

@@ -148,7 +148,8 @@ def main() -> None:
         http.terminate()
     steps.append(step("kg ingest", [*KG, "--store", str(store), "ingest", str(data), "--json"]))
     report = json.loads(steps[-1].pop("stdout"))
-    steps[-1]["quads"] = report.get("quads")
+    steps[-1]["quads"] = report.get("quads_written")
+    steps[-1]["store_quads"] = report.get("store_quads")
     steps[-1]["timings"] = report.get("timings")
     steps.append(step("kg suggest --train", [*KG, "--store", str(store), "suggest", "--train"]))
     steps.append(first_page(store))
@@ -170,6 +171,10 @@ def main() -> None:
               f"{s['load_before']:4.1f}-{s['load_after']:4.1f}")
     print(f"{'total':<22} {total:8.1f}   (goal 900 s); store {result['store_bytes']:,} bytes "
           "(goal < 10e9)")
+    for s in steps:
+        if s.get("tree_peak_by_process_mb"):
+            print(f"{s['step']}: the tree's peak at {s['tree_peak_at']:.0%} of its wall time: "
+                  f"{s['tree_peak_by_process_mb']}")
     if args.pages:
         pages = subprocess.run(
             [sys.executable, str(ROOT / "bench" / "pages.py"), "--store", str(store),
