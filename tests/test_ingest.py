@@ -84,7 +84,8 @@ def test_duplicates_in_one_batch(tmp_path: Path, seed_records: list[dict[str, An
     report = ingest(GraphStore.memory(), [str(path)], base_iri=BASE, on_error=lambda e: errors.append(str(e)))
     assert (report.added, report.unchanged, report.rejected) == (1, 1, 1)
     assert "duplicate record for paper/attention-module-is-not-only-a-weight" in errors[0]
-    assert "line 1" in errors[0] and errors[0].startswith(f"{path}:line 3")
+    assert f"the first one ({path}:line 1) was kept" in errors[0]
+    assert errors[0].startswith(f"{path}:line 3")
 
 
 def test_strict_writes_nothing_on_error(tmp_path: Path, seed_records: list[dict[str, Any]]) -> None:
