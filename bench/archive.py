@@ -306,12 +306,12 @@ def in_child(name: str, *args: str) -> dict[str, Any]:
 def generate(work: Path, scale: float) -> Path:
     from kg.testing.dumps import write_archive
 
-    dumps = work / f"dumps-{scale:g}"
+    dumps = work / f"dumps-{scale:g}-2025"  # the files of the last archive, as kg fetch gets them
     marker = dumps / ".complete"
     if not marker.exists():
         shutil.rmtree(dumps, ignore_errors=True)
         start = time.perf_counter()
-        write_archive(dumps, scale=scale)
+        write_archive(dumps, scale=scale, names="2025")
         marker.write_text("ok")
         print(f"generated the dumps in {time.perf_counter() - start:.0f} s", flush=True)
     sizes = {p.name: p.stat().st_size for p in sorted(dumps.glob("*.json.gz"))}

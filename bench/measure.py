@@ -119,6 +119,18 @@ def tree_rss_by_process(pid: int) -> dict[str, int]:
     return found
 
 
+def rss_kinds_kb(pid: int) -> dict[str, int]:
+    """A process's resident set by kind, in KB (/proc/PID/status): `anon` (its heap),
+    `file` (mapped files: read-only pages the kernel may drop, a search index's segments)."""
+    kinds: dict[str, int] = {}
+    with contextlib.suppress(OSError):
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            name, _, value = line.partition(":")
+            if name in ("RssAnon", "RssFile", "RssShmem"):
+                kinds[name[3:].lower()] = int(value.split()[0])
+    return kinds
+
+
 def _command(pid: int) -> str:
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
@@ -168,6 +180,9 @@ def run_command(
             now = tree_rss_by_process(proc.pid)
             if sum(now.values()) > peak:
                 peak, at_peak = sum(now.values()), now
+                kinds = {k: rss_kinds_kb(int(k.split()[0])) for k in now}
+                at_peak = {f"{k} ({', '.join(f'{n} {v // 1024}' for n, v in kinds[k].items())})":
+                           v for k, v in now.items()}
                 peak_at = time.perf_counter() - start
 
     sampler = threading.Thread(target=sample, daemon=True)

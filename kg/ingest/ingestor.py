@@ -242,6 +242,7 @@ class Ingestor:
         ) = None
         self._entities = iris.entities_graph()
         self._position: ReadPosition | None = None
+        self._stored_before = True  # whether the store held graphs when the run began
         self._pass()
 
     def _pass(self) -> None:
@@ -253,6 +254,7 @@ class Ingestor:
     def _units(self, items: Iterable[Item]) -> Iterator[_Unit | RecordError]:
         kind: Kind | None = KINDS[self.kind] if self.kind else None
         current_source = None
+        file_name = ""
         snapshot: str | None = None
         licence, attribution, fetched_from = self.licence, self.attribution, None
         file_done = False
@@ -272,6 +274,7 @@ class Ingestor:
                     manifest.attribution if manifest else None
                 )
                 fetched_from = _manifest_iri(manifest.url if manifest else None)
+                file_name = Path(item.source).name
                 file_done = False
             self.report.read += 1
             if self.on_progress and self.report.read % _PROGRESS_EVERY == 0:
@@ -284,7 +287,7 @@ class Ingestor:
             self.report.kinds[kind.name] += 1
             ctx = Context(
                 self.iris,
-                source_file=Path(item.source).name,
+                source_file=file_name,
                 ingested_at=self.ingested_at,
                 snapshot=snapshot,
                 papers=self.papers,
@@ -322,7 +325,11 @@ class Ingestor:
         this one loads. At most one batch is in flight."""
         if not batch:
             return
-        stored = self.store.graph_hashes([u.mapped.graph for u in batch])
+        # a store that held no graph when the run began holds only this run's, each once
+        # (`_dedupe`): nothing to look up (the lookups grow with the store: 5 % of the run)
+        stored = (
+            self.store.graph_hashes([u.mapped.graph for u in batch]) if self._stored_before else {}
+        )
         writes: list[_Unit] = []
         replace: list[str] = []
         for unit in batch:
@@ -574,6 +581,7 @@ class Ingestor:
         self._pass()
 
     def _ingest(self, names: list[str]) -> None:
+        self._stored_before = self.store.holds_graphs()
         with (
             self.store.publishing_in_bulk(),
             ThreadPoolExecutor(max_workers=1, thread_name_prefix="kg-writer") as writer,

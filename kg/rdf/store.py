@@ -476,6 +476,10 @@ class GraphStore(StoreExport):
     def named_graphs(self) -> Iterator[str]:
         yield from self._engine.named_graphs()
 
+    def holds_graphs(self) -> bool:
+        """Whether any named graph is stored (the journal aside)."""
+        return self._engine.has_graph_besides(JOURNAL_GRAPH)
+
     def has_graph(self, graph: str) -> bool:
         return self._engine.has_graph(graph)
 
