@@ -30,6 +30,7 @@ from kg.ingest.manifest import read_manifest
 from kg.ingest.mapping import WEB_SCHEMES, Context, Kind, Mapped, map_record, web_iri
 from kg.ingest.reader import Item, ReadPosition, expand, gzip_date, read_items
 from kg.ingest.values import iso_date
+from kg.rdf.limits import return_freed_memory
 from kg.rdf.store import COMPACT_FROM, Compaction, GraphStore
 
 
@@ -581,6 +582,7 @@ class Ingestor:
         self._pass()
 
     def _ingest(self, names: list[str]) -> None:
+        return_freed_memory()
         self._stored_before = self.store.holds_graphs()
         with (
             self.store.publishing_in_bulk(),

@@ -55,12 +55,13 @@ _CLASS_RANK = {f"<{iri}>": (rank, name) for rank, (name, iri) in enumerate(CLASS
 #: (found by bytes.find, a fast scan, instead of splitting every line).
 _NEEDLES = [f"> {p} ".encode() for p in (*_LINE_ROLE, STD.type)]
 _HEADER = 9
-#: Batches the parent may queue for the child before the ingest waits for it.
-QUEUED = 2
+#: Batches the parent may queue for the child before the ingest waits for it (each about
+#: 100 MB of N-Quads at the archive's scale; the child keeps up: 12 s of waiting there).
+QUEUED = 1
 #: Entities the child keeps in memory between batches; past it, what it knows of them goes
 #: to a spill file (SQLite, in the temporary folder) and is read back when a later batch
 #: names one again. Unbounded, the child held the whole store's text (as a rebuild does).
-KEPT = 200_000
+KEPT = 100_000
 
 
 class LineDocuments:
