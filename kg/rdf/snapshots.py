@@ -7,7 +7,11 @@ publishes a checkpoint of its open store into `<store>/.kg-published/<generation
 (`publish`: hard links, written under a temporary name and renamed, so a half-made
 publication is never seen), and removes the older ones. Readers open the newest
 publication (`open_snapshot`), never the live files, so whatever the writer is doing
-between two publications (a batch loaded in several steps) is invisible to them.
+between two publications (a batch loaded in several steps) is invisible to them. Within a
+long run of writes (an ingest's batches) a whole write's publication may wait for a later
+one's, so that publishing stays under about a tenth of the run (PUBLISH_GAP); readers then
+see whole batches a little later, never a part of one, and the run's last write is always
+published.
 
 A plain read-only open reads its table files lazily, so a writer beside it can delete a
 file the snapshot still needs (a compaction, or the removal of an older publication): its

@@ -6,8 +6,9 @@ one module that imports pyoxigraph):
 
 - kg.rdf.merge: the default graph holds the merge of the named graphs, each triple once;
 - kg.rdf.journal: writes are journalled, and a writer recovers what a crash cut short;
-- kg.rdf.snapshots: the writer publishes a checkpoint at the end of each whole write, and
-  readers beside it open the newest one, pinned: they see whole writes only;
+- kg.rdf.snapshots: the writer publishes a checkpoint at the end of each whole write (in an
+  ingest, at most about a tenth of its time: `publishing_in_bulk`), and readers beside it
+  open the newest one, pinned: they see whole writes only;
 - kg.rdf.compaction: a compaction in place when it pays, or a compact copy;
 - kg.rdf.store_export: the store read out whole (dumps, N-Quads/N-Triples, digests).
 """
