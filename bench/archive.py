@@ -1,6 +1,6 @@
 """Archive-scale benchmark (issue 3): the five Papers-with-Code dumps, end to end.
 
-    python bench/archive.py [--scale 1.0] [--work /tmp/kg-archive] [--batch-quads 500000]
+    python bench/archive.py [--scale 1.0] [--work /tmp/kg-archive] [--batch-quads 300000]
 
 1. Generate the five dumps at `--scale` of the final archive (kg.testing.dumps: 576,261
    papers, 300,161 code links, 8,725 methods, 15,008 datasets, 2,254 top-level evaluation
@@ -335,8 +335,8 @@ def main() -> None:
     parser.add_argument("--scale", type=float, default=1.0)
     parser.add_argument("--work", type=Path, default=Path("/tmp/kg-archive"))
     parser.add_argument("--batch-size", type=int, default=20_000, help="records per batch at most")
-    parser.add_argument("--batch-quads", type=int, default=500_000,
-                        help="quads per batch at most (--library only; the command's is 500,000)")
+    parser.add_argument("--batch-quads", type=int, default=300_000,
+                        help="quads per batch at most (--library only; the command's is 300,000)")
     parser.add_argument("--skip-map", action="store_true", help="skip the mapping-only run")
     parser.add_argument("--library", action="store_true", help="time the library's "
                         "Ingestor.run in process instead of the kg command (no CLI, no search "

@@ -75,7 +75,7 @@ def ingest(
     batch_size: Annotated[
         int,
         typer.Option(
-            min=1, help="Records per write batch at most (a batch also closes at 500,000 quads)."
+            min=1, help="Records per write batch at most (a batch also closes at 300,000 quads)."
         ),
     ] = 20_000,
     max_items: Annotated[

@@ -58,6 +58,11 @@ def detect_kind(value: Any) -> Kind:
 #: Records read between two progress reports (besides one after each written batch).
 _PROGRESS_EVERY = 500
 
+#: A write batch closes at this many quads: two batches are in memory at once (one mapped,
+#: one loading), and the loader holds its sorted runs of one; 300,000 took the archive's
+#: ingest peak from 4.1 GB to within 4 GB, at the same speed as 500,000 (docs/performance.md).
+BATCH_QUADS = 300_000
+
 @dataclass
 class IngestReport:
     """What a run did. `read` counts the items read (records, dump entries); `graphs` the
@@ -200,7 +205,7 @@ class Ingestor:
         iris: Iris,
         *,
         batch_size: int = 20_000,
-        batch_quads: int = 500_000,
+        batch_quads: int = BATCH_QUADS,
         strict: bool = False,
         kind: str | None = None,
         snapshot: str | None = None,
