@@ -16,6 +16,11 @@ MAX_FIELD_CHARS = 1_000_000
 #: code links…): the largest in the Papers-with-Code data has 288; a record over it is
 #: rejected naming the field, so one record cannot fan out into millions of triples.
 MAX_ARRAY_ITEMS = 10_000
+
+#: A write batch of `kg ingest` closes at this many quads: two batches are in memory at once
+#: (one mapped, one loading). 300,000 took the archive's ingest peak from 4.1 GB to 3.4 GB
+#: for 1.05x the time of 500,000 (docs/performance.md).
+BATCH_QUADS = 300_000
 #: A request (a paper page, `/suggest`, the MCP tool `suggest`) trains the suggestion model
 #: itself only on a store of at most this many papers with a link (the README store has
 #: 5,502: 5 s of CPU); a larger store's model is trained ahead, by `kg suggest --train`.

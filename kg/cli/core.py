@@ -20,7 +20,7 @@ from kg.cli.app import (
     out,
     state,
 )
-from kg.config import MAX_ARRAY_ITEMS
+from kg.config import BATCH_QUADS, MAX_ARRAY_ITEMS
 from kg.errors import RecordError, UsageError
 from kg.library.results import json_text
 
@@ -75,7 +75,8 @@ def ingest(
     batch_size: Annotated[
         int,
         typer.Option(
-            min=1, help="Records per write batch at most (a batch also closes at 300,000 quads)."
+            min=1,
+            help=f"Records per write batch at most (a batch also closes at {BATCH_QUADS:,} quads).",
         ),
     ] = 20_000,
     max_items: Annotated[

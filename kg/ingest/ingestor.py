@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kg.config import MAX_ARRAY_ITEMS
+from kg.config import BATCH_QUADS, MAX_ARRAY_ITEMS
 from kg.errors import KgError, RecordError, StoreError, UsageError
 from kg.ingest.aliases import PaperAliases
 from kg.ingest.dumps import DUMP_KINDS
@@ -58,10 +58,6 @@ def detect_kind(value: Any) -> Kind:
 #: Records read between two progress reports (besides one after each written batch).
 _PROGRESS_EVERY = 500
 
-#: A write batch closes at this many quads: two batches are in memory at once (one mapped,
-#: one loading), and the loader holds its sorted runs of one; 300,000 took the archive's
-#: ingest peak from 4.1 GB to within 4 GB, at the same speed as 500,000 (docs/performance.md).
-BATCH_QUADS = 300_000
 
 @dataclass
 class IngestReport:
