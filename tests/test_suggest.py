@@ -137,6 +137,32 @@ def test_suggestions_never_repeat_an_existing_link(readme: Any) -> None:
             assert len(items) == len(set(items))
 
 
+def test_kept_co_occurrence_rows_give_the_same_votes_as_the_postings(readme: Any) -> None:
+    """At the whole archive, `reach` reads the items whose papers hold most links (Adam)
+    from their kept co-occurrence rows; the README store has no such item, so here every
+    item is read that way, then none: the votes and the suggestions are the same."""
+    store, full, _, _ = readme
+    model = cache.suggest_model(store)
+    votes = model.votes
+    rows = np.argsort(-np.asarray(full.paper_items), kind="stable")[:40]
+    counted, found = {}, {}
+    try:
+        for heavy in (False, True):
+            votes._heavy = np.full(full.shape[1], heavy)
+            counted[heavy] = votes.reach(rows, 0.5)
+            found[heavy] = [
+                suggest(store, full.papers[int(r)], base_iri=BASE, model=model).as_dict()
+                for r in rows[:10]
+            ]
+    finally:
+        votes._heavy = None  # the module's model: the next test reads it as it was made
+    assert votes._heavy_rows, "no row was read from a kept co-occurrence row"
+    assert counted[True][0].any()
+    np.testing.assert_allclose(counted[True][0], counted[False][0], rtol=1e-12, atol=0)
+    np.testing.assert_array_equal(counted[True][1], counted[False][1])
+    assert found[True] == found[False]
+
+
 def test_the_seed_paper_gets_methods_with_reasons(readme_store: Path) -> None:
     seed = json.loads(next((Path(__file__).parent.parent / "examples" / "records").glob(
         "000_*.json")).read_text())
