@@ -62,6 +62,8 @@ from kg.serve.app import ServerConfig, create_app  # noqa: E402
 from kg.serve.pool import Source  # noqa: E402
 
 BASE = "https://w3id.org/kg/id/"
+#: Seconds the in-process server may spend warming up before the first timed page.
+WARM_UP_S = 3600.0
 KINDS = {
     "paper": "Paper",
     "method": "Method",
@@ -160,7 +162,11 @@ def main() -> None:
     if args.baseline:
         side_by_side(args, kinds, chosen)
         return
-    app = create_app(Source(path=args.store), ServerConfig(base_iri=BASE, workers=args.workers))
+    # warmed as `kg serve` is by default (its --warm): each worker loads the similarity
+    # index, the suggestion model and the lists' order before the first request; waited for
+    # to the end here, so that no timed page shares the machine with it
+    config = ServerConfig(base_iri=BASE, workers=args.workers, warm=WARM_UP_S)
+    app = create_app(Source(path=args.store), config)
     html = {"Accept": "text/html"}
     turtle = {"Accept": "text/turtle"}
     lines = [

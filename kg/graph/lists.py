@@ -88,7 +88,9 @@ def _span(inc: Incidence, relation: str) -> tuple[int, int] | None:
     """The columns of a relation (columns are grouped by relation, each sorted by IRI)."""
     if relation not in inc.relations:
         return None
-    r = inc.relations.index(relation)
+    # the key in the array's own dtype: a Python int makes numpy cast the whole array first
+    # (0.15 ms a lookup at the archive's 745,000 columns; an area's page looks up hundreds)
+    r = inc.item_relation.dtype.type(inc.relations.index(relation))
     lo = int(np.searchsorted(inc.item_relation, r, side="left"))
     hi = int(np.searchsorted(inc.item_relation, r, side="right"))
     return lo, hi
