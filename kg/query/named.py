@@ -31,6 +31,7 @@ kg.query.rewrite offer, for the many callers that take a query's whole API from 
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import itertools
 import re
 from collections.abc import Iterable, Mapping
@@ -238,6 +239,14 @@ def load_query(path: Path) -> NamedQuery:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"{path}: cannot read the query file: {exc}") from None
+    return _parsed(text, path)
+
+
+@functools.lru_cache(maxsize=512)
+def _parsed(text: str, path: Path) -> NamedQuery:
+    """`parse_query`, once per text and path: the files are read each time (an edit shows at
+    once) but their YAML headers parsed once (all of queries/ took 20 ms, and a leaderboard
+    page or feed, `kg query` and the server's query list each read them all)."""
     return parse_query(text, path)
 
 
