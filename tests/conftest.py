@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fcntl
+import functools
 import json
 import os
 import resource
@@ -29,12 +30,21 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 import pytest
+import typer.main
+import typer.testing
 from typer.testing import CliRunner
 
 from kg.cli import app
 from kg.ingest.identity import Iris
 from kg.ingest.ingestor import ingest
 from kg.rdf.store import GraphStore
+
+# Typer builds the command tree from the functions' signatures on every `CliRunner.invoke`
+# (31-37 ms), and the suite invokes the CLI in process many times over: the tree of one
+# app is built once. A typer that no longer looks it up there leaves this without effect.
+if hasattr(typer.testing, "_get_command"):
+    typer.testing._get_command = functools.cache(typer.main.get_command)
+
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"

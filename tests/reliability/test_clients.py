@@ -40,7 +40,7 @@ class Served:
 
         with log.open("w") as handle:
             self.proc = subprocess.Popen(
-                [*KG_CMD, "--store", str(store), "serve", "--port", "0", "--quiet", *args],
+                [*KG_CMD, "--store", str(store), "serve", "--port", "0", "--quiet", "--warm", "0", *args],
                 stdout=subprocess.DEVNULL, stderr=handle, env=kg_env(), preexec_fn=limit,
             )  # fmt: skip
         self.log = log

@@ -115,7 +115,8 @@ def test_a_second_writer_fails_fast_with_a_clear_message(
         assert_clean_failure(second, "is busy", "another kg process is writing")
         refusals += 1
         server = start_kg(
-            "--store", str(store), "serve", "--port", "0", "--allow-update", "--update-token", "t",
+            "--store", str(store), "serve", "--port", "0", "--warm", "0", "--allow-update",
+            "--update-token", "t",
         )  # fmt: skip
         try:
             out, err = server.communicate(timeout=60)
