@@ -16,7 +16,9 @@ import pytest
 
 from kg.ingest.identity import pwc_slug
 from kg.testing.dumps import write_archive
-from tests.serve_support import TestClient, client_for, memory_store
+from tests.serve_support import BASE, TestClient, client_for, memory_store
+
+KG = "https://w3id.org/kg/ontology#"
 
 HTML = {"Accept": "text/html"}
 
@@ -134,3 +136,37 @@ def test_a_named_query_in_a_browser_is_a_table_with_downloads(
     assert client.get(path, headers={"Accept": "*/*"}).headers["content-type"].startswith(
         "application/sparql-results+json"
     )
+
+
+def test_a_dump_page_is_made_once_a_store_version(dumps: dict[str, Path]) -> None:
+    """A dump's page counts its entries (585,000 for the archive's papers: a quarter second
+    each time), so it is made once a store version: asked again, the server answers the page
+    it kept without asking its workers; after a write, the page is made again with the
+    write's entry counted."""
+    store = memory_store([dumps["methods"]])
+    (dump,) = [iri for (iri,) in store.select_values(f"SELECT ?d WHERE {{ ?d a <{KG}Dump> }}")]
+    assert dump is not None
+    path = "/" + dump[len(BASE) :]
+    count = re.compile(r"<dt>entries</dt><dd>([\d,]+)</dd>")
+    entry = BASE + "entry/written-after-the-page"
+    update = (
+        f"INSERT DATA {{ GRAPH <{entry}> {{ <{entry}> <http://www.w3.org/ns/prov#wasDerivedFrom>"
+        f" <{dump}> }} }}"
+    )
+    auth = {"Authorization": "Bearer t", "Content-Type": "application/sparql-update"}
+    with client_for(store, workers=1, allow_update=True, update_token="t") as c:
+        server = c.app.state.server  # type: ignore[attr-defined]
+        first = c.get(path, headers=HTML)
+        assert first.status_code == 200
+        found = count.search(first.text)
+        assert found, first.text[:500]
+        entries = int(found.group(1).replace(",", ""))
+        assert entries == len(_raw(dumps, "methods")) + 1  # each method, and the dump's own unit
+        kept = [k for k in server.pages.cache.entries if k[1] == "dump"]
+        assert kept and kept[0][2].startswith(dump)
+        server.pages.cache.entries[kept[0]] = first.text.replace(found.group(0), "KEPT")
+        assert "KEPT" in c.get(path, headers=HTML).text  # the kept page, not a new one
+        assert c.get(path, headers={"Accept": "text/turtle"}).status_code == 200  # RDF: not kept
+        assert c.post("/update", content=update, headers=auth).status_code == 204
+        again = count.search(c.get(path, headers=HTML).text)
+        assert again and int(again.group(1).replace(",", "")) == entries + 1

@@ -149,7 +149,7 @@ class Pages:
 
     # -- entities ----------------------------------------------------------------------------
     async def entity(self, request: Request) -> Response:
-        return await entity.answer(request, self.running(), self.base)
+        return await entity.answer(request, self.running(), self.base, keep=self._kept)
 
     def routes(self) -> list[Route]:
         """The pages' routes: the fixed pages, then leaderboards and feeds, then the
