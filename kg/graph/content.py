@@ -146,8 +146,7 @@ def tokens(text: str, phrases: Phrases | None = None) -> list[tuple[str, str]]:
     stop = stopwords()
     joined = []
     for (a, wa), (b, wb) in itertools.pairwise(found):
-        short = [x for x in (a, b) if len(x) < MIN_LETTERS]
-        if short and a not in stop and b not in stop:
+        if (len(a) < MIN_LETTERS or len(b) < MIN_LETTERS) and a not in stop and b not in stop:
             joined.append((fold(f"{a}_{b}"), f"{wa}-{wb}"))
     if phrases:
         plain = [s for s, _ in found]
