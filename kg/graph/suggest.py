@@ -185,35 +185,28 @@ class Votes:
         own = self.matrix[np.asarray(rows, dtype=np.int64)]
         scale = self.idf / np.power(np.maximum(self.df, 1.0), 1.0 - damping)
         scaled = (own @ sp.diags(scale)).tocsr()
-        heavy = self._heavy_items()
+        heavy = self._heavy_items()[scaled.indices]
         light = scaled.copy()
-        light.data[heavy[light.indices]] = 0.0
+        light.data[heavy] = 0.0
         light.eliminate_zeros()
         every = ((light @ self.index.postings) @ self.matrix).toarray()  # rows × items
-        for r in range(scaled.shape[0]):
-            for j, weight in zip(
-                scaled.indices[scaled.indptr[r] : scaled.indptr[r + 1]].tolist(),
-                scaled.data[scaled.indptr[r] : scaled.indptr[r + 1]].tolist(),
-                strict=True,
-            ):
-                if heavy[j]:
-                    items, counts = self._heavy_row(j)
-                    every[r, items] += np.multiply(counts, weight, dtype=np.float64)
+        row_of = np.repeat(np.arange(scaled.shape[0]), np.diff(scaled.indptr))
+        for r, j, weight in zip(
+            row_of[heavy].tolist(), scaled.indices[heavy].tolist(), scaled.data[heavy].tolist(),
+            strict=True,
+        ):
+            items, counts = self._heavy_row(j)
+            every[r, items] += np.multiply(counts, weight, dtype=np.float64)
         return every, np.asarray(own @ self.idf).reshape(-1, 1)
 
     def _heavy_items(self) -> Array:
         """Which items `reach` reads from a kept co-occurrence row: the HEAVY_ITEMS whose
         papers hold the most links, of those holding over HEAVY_LINKS (a mask over items)."""
         if self._heavy is None:
-            per_paper = np.diff(self.matrix.indptr).astype(np.int64)
-            postings = self.index.postings
-            links = np.zeros(postings.shape[0], dtype=np.int64)
-            filled = np.flatnonzero(np.diff(postings.indptr))
-            if postings.nnz:
-                sums = np.add.reduceat(per_paper[postings.indices], postings.indptr[filled])
-                links[filled] = sums
+            per_paper = np.diff(self.matrix.indptr).astype(np.float64)
+            links = np.asarray(self.index.postings @ per_paper)  # the items' papers' links
             top = np.argsort(-links, kind="stable")[:HEAVY_ITEMS]
-            self._heavy = np.zeros(postings.shape[0], dtype=bool)
+            self._heavy = np.zeros(len(links), dtype=bool)
             self._heavy[top[links[top] > HEAVY_LINKS]] = True
         return self._heavy
 
