@@ -226,3 +226,52 @@ def test_a_batchs_default_graph_lines_are_its_quads_without_their_graph(
         assert store.merge_size() == store.count()
     finally:
         store.close()
+
+
+# What a thread's priority reads as: its nice value, by thread name, from /proc.
+_NICE_BY_THREAD = """
+import os
+def nice_by_thread():
+    found = {}
+    for tid in os.listdir("/proc/self/task"):
+        stat = open(f"/proc/self/task/{tid}/stat").read()
+        name = stat[stat.index("(") + 1 : stat.rindex(")")]
+        found.setdefault(name, set()).add(int(stat[stat.rindex(")") + 2 :].split()[16]))
+    return {name: sorted(values) for name, values in found.items()}
+"""
+
+
+def _nice_after(code: str, cwd: Path) -> dict[str, list[int]]:
+    """Run `code` in a fresh Python, then report each thread name's nice values."""
+    import subprocess
+    import sys
+
+    program = _NICE_BY_THREAD + code + "\nimport json; print(json.dumps(nice_by_thread()))\n"
+    done = subprocess.run([sys.executable, "-c", program], cwd=cwd, capture_output=True,
+                          text=True, timeout=120, check=True)
+    result: dict[str, list[int]] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="thread priorities via /proc")
+def test_kg_ingest_compacts_at_the_lowest_priority_and_a_library_caller_keeps_its_own(
+    tmp_path: Path, seed_paths: list[Path]
+) -> None:
+    # the command: `kg ingest` lowers the engine's compaction threads, and only them
+    paths = ", ".join(repr(str(p)) for p in seed_paths)
+    command = _nice_after(
+        "import sys\nfrom kg.cli import main\n"
+        f"sys.argv = ['kg', '--store', {str(tmp_path / 'a')!r}, 'ingest', '--quiet', {paths}]\n"
+        "try:\n    main()\nexcept SystemExit as end:\n    assert not end.code, end.code\n",
+        tmp_path,
+    )
+    assert command["rocksdb:low"] == [19]
+    assert command["rocksdb:high"] == [0]  # flushes keep their priority: writes wait on them
+    assert {v for name, values in command.items() if name != "rocksdb:low" for v in values} == {0}
+    # the same ingest through the library, not asked: a caller's process stays as it was
+    library = _nice_after(
+        f"import kg\nwith kg.open({str(tmp_path / 'b')!r}, read_only=False) as graph:\n"
+        f"    assert graph.ingest([{paths}]).added == 2\n",
+        tmp_path,
+    )
+    assert library["rocksdb:low"] == [0]

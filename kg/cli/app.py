@@ -58,6 +58,9 @@ class State:
     store_path: Path = DEFAULT_STORE
     memory: bool = False
     base_iri: str = DEFAULT_BASE_IRI
+    #: whether this process is the `kg` command (not a caller's, as in CliRunner tests): only
+    #: then may a command change what outlives it in the process (kg ingest's compaction)
+    owns_process: bool = False
     _graph: KnowledgeGraph | None = None
 
     def graph(self, *, write: bool = False) -> KnowledgeGraph:
@@ -215,6 +218,7 @@ def global_options(
 
 
 def main() -> None:
+    state.owns_process = True
     app()
 
 

@@ -125,6 +125,7 @@ def ingest(
             on_error=on_error,
             on_progress=on_progress,
             compact=compact,
+            compact_in_spare_time=state.owns_process,
         )
     if as_json:
         data = report.as_dict()

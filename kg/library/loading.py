@@ -36,12 +36,16 @@ class Loading(GraphBase):
         on_error: Callable[[RecordError], None] | None = None,
         on_progress: Callable[[IngestReport], None] | None = None,
         compact: bool = True,
+        compact_in_spare_time: bool = False,
     ) -> IngestReport:
         """Load paper records and Papers-with-Code dumps (files, directories, `-` for stdin)
         into a writable store (`kg ingest`); the search index follows. Identical records are
         skipped, changed ones replaced whole; a bad record is reported (`on_error`) without
         stopping the others. With `compact`, a large ingest into a large store compacts it
-        afterwards (`report.compaction`; see kg.rdf.store.COMPACT_FROM).
+        afterwards (`report.compaction`; see kg.rdf.store.COMPACT_FROM). With
+        `compact_in_spare_time`, the store's background compaction runs at the lowest CPU
+        priority from now on, in this whole process (it cannot be raised again): for a
+        process whose job is this ingest, as `kg ingest`'s (docs/performance.md).
 
         >>> with kg.open(memory=True) as scratch:
         ...     report = scratch.ingest([seeds])
@@ -82,6 +86,8 @@ class Loading(GraphBase):
             upkeep.finish()
             report.timings["search_index"] += time.perf_counter() - started
 
+        if compact_in_spare_time:
+            self.store.compact_in_spare_time()
         if upkeep is not None:
             upkeep.begin()
         index_seconds = time.perf_counter() - start

@@ -28,7 +28,13 @@ from kg.rdf.compaction import COMPACT_FROM as COMPACT_FROM
 from kg.rdf.compaction import COMPACT_GROWTH as COMPACT_GROWTH
 from kg.rdf.compaction import Compaction as Compaction
 from kg.rdf.compaction import compact_copy, compaction_pays
-from kg.rdf.engine import Engine, QueryDataset, check_query_text, supports_datasets
+from kg.rdf.engine import (
+    Engine,
+    QueryDataset,
+    check_query_text,
+    lower_compaction_priority,
+    supports_datasets,
+)
 from kg.rdf.results import AskResult, GraphResult, QueryResult, SelectStream, Term
 from kg.rdf.sparql_scan import scan
 from kg.rdf.store_export import StoreExport
@@ -419,6 +425,12 @@ class GraphStore(StoreExport):
 
     def flush(self) -> None:
         self._writable().flush()
+
+    def compact_in_spare_time(self) -> int:
+        """The engine compacts at the lowest CPU priority for the rest of this process
+        (kg.rdf.engine.lower_compaction_priority); how many of its threads were lowered."""
+        self._writable()
+        return lower_compaction_priority()
 
     def optimize(self) -> None:
         with self._committing():
