@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import marshal
 import queue
 import resource
 import sqlite3
@@ -34,7 +35,7 @@ import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from kg.errors import StoreError
 from kg.rdf.vocab import STD
@@ -48,12 +49,15 @@ from kg.search.documents import (
 from kg.search.index import Document, Index, Writer
 from kg.search.text import DOI_IRI
 
+if TYPE_CHECKING:
+    import numpy as np
+
 #: N-Triples predicate -> role, for reading text from lines.
 _LINE_ROLE = {f"<{p}>": role for p, role in _ROLE.items()}
 _CLASS_RANK = {f"<{iri}>": (rank, name) for rank, (name, iri) in enumerate(CLASSES.items())}
 #: What to look for in a batch's bytes: the predicates whose lines carry text or a class
 #: (found by bytes.find, a fast scan, instead of splitting every line).
-_NEEDLES = [f"> {p} ".encode() for p in (*_LINE_ROLE, STD.type)]
+_NEEDLES = [(f"> {p} ".encode(), p) for p in (*_LINE_ROLE, STD.type)]
 _HEADER = 9
 #: Batches the parent may queue for the child before the ingest waits for it (each about
 #: 100 MB of N-Quads at the archive's scale; the child keeps up: 12 s of waiting there).
@@ -87,6 +91,9 @@ class LineDocuments:
         self._spill: sqlite3.Connection | None = None
         self._spill_dir: tempfile.TemporaryDirectory[str] | None = None
         self._looked: set[str] = set()  # looked up in the spill file since it was last written
+        import numpy as np  # the child's alone: the ingest's process only feeds it
+
+        self._spilled: np.ndarray[Any, np.dtype[np.int64]] = np.empty(0, dtype=np.int64)
 
     def _touch(self, s: str) -> None:
         """Bring back what the spill file knows of `s`, if it went there."""
@@ -95,39 +102,55 @@ class LineDocuments:
         self._looked.add(s)
         if s in self.parts or s in self.types or s in self.graphs:
             return
+        if not self._may_be_spilled(s):  # most are new: no lookup for them
+            return
         row = self._spill.execute("SELECT v FROM e WHERE k = ?", (s,)).fetchone()
         if row is None:
             return
-        roles, graphs, kind, emitted = json.loads(row[0])
+        roles, graphs, kind, emitted = marshal.loads(row[0])
         if roles:
-            self.parts[s] = {role: dict.fromkeys(values) for role, values in roles.items()}
+            self.parts[s] = roles
         if graphs:
             self.graphs[s] = {self._names.setdefault(g, g) for g in graphs}
         if kind:
-            self.types[s] = (kind[0], kind[1])
+            self.types[s] = kind
         if emitted:
             self.emitted.add(s)
+
+    def _may_be_spilled(self, s: str) -> bool:
+        """Whether `s`'s hash is among those of the keys spilled (a false yes costs a lookup)."""
+        hashes = self._spilled
+        at = int(hashes.searchsorted(hash(s)))
+        return at < len(hashes) and int(hashes[at]) == hash(s)
 
     def spill(self, keep: set[str] | frozenset[str] = frozenset()) -> None:
         """Move the entities in memory to the spill file, but those in `keep` (the last
         batch's: a shared entity named there is likely named again in the next one, and
         spilling them all re-read them one by one, 6 of the child's 21 CPU-s at 20,000
-        records)."""
+        records). The values are `marshal`'s bytes (this process's own, read back by it);
+        the keys' hashes stay in memory, sorted (8 bytes a key), so that an entity never
+        spilled is not looked up."""
         if self._spill is None:
             self._spill_dir = tempfile.TemporaryDirectory(prefix="kg-search-spill-")
             self._spill = sqlite3.connect(Path(self._spill_dir.name) / "entities.db")
             self._spill.execute("PRAGMA journal_mode = OFF")
             self._spill.execute("PRAGMA synchronous = OFF")
-            self._spill.execute("CREATE TABLE e (k TEXT PRIMARY KEY, v TEXT) WITHOUT ROWID")
+            self._spill.execute("PRAGMA locking_mode = EXCLUSIVE")  # no lock a statement
+            self._spill.execute("CREATE TABLE e (k TEXT PRIMARY KEY, v BLOB) WITHOUT ROWID")
+        import numpy as np
+
         keys = (self.parts.keys() | self.types.keys() | self.graphs.keys()) - keep
         self._spill.executemany(
             "INSERT OR REPLACE INTO e VALUES (?, ?)",
-            ((s, json.dumps([{r: list(v) for r, v in self.parts.get(s, {}).items()},
-                             sorted(self.graphs.get(s, ())), self.types.get(s),
-                             s in self.emitted]))
-             for s in keys),
+            ((s, marshal.dumps((self.parts.get(s), self.graphs.get(s), self.types.get(s),
+                                s in self.emitted)))
+             for s in sorted(keys)),  # in key order: the table's pages fill one by one
         )
         self._spill.commit()
+        added = np.sort(np.fromiter((hash(s) for s in keys), dtype=np.int64, count=len(keys)))
+        merged = np.concatenate((self._spilled, added))
+        merged.sort(kind="stable")  # two sorted runs: timsort merges them in one pass
+        self._spilled = merged[np.concatenate(([True], merged[1:] != merged[:-1]))]
         for key in keys:
             self.parts.pop(key, None)
             self.graphs.pop(key, None)
@@ -148,7 +171,7 @@ class LineDocuments:
 
     def feed_nquads(self, data: bytes) -> None:
         """The N-Quads lines of `data` the store now holds (other lines are skipped fast)."""
-        for needle in _NEEDLES:
+        for needle, predicate in _NEEDLES:
             at = data.find(needle)
             while at >= 0:
                 start = data.rfind(b"\n", 0, at) + 1
@@ -157,7 +180,7 @@ class LineDocuments:
                     end = len(data)
                 line = data[start:end].decode("utf-8")
                 # the needle may sit inside a literal: the line's own predicate decides
-                if line.split(" ", 2)[1:2] == [needle[2:-1].decode()]:
+                if line.split(" ", 2)[1:2] == [predicate]:
                     head, graph, _dot = line.rsplit(" ", 2)
                     self.feed_line(head, _iri(graph))
                 at = data.find(needle, end)
