@@ -275,3 +275,24 @@ def test_kg_ingest_compacts_at_the_lowest_priority_and_a_library_caller_keeps_it
         tmp_path,
     )
     assert library["rocksdb:low"] == [0]
+
+
+def test_kg_ingest_reports_what_the_store_holds(tmp_path: Path, seed_paths: list[Path]) -> None:
+    # counted beside the search index's finish: the quads of every named graph, the journal
+    # and the default graph's merge aside, as a plain scan of the store's files says
+    import pyoxigraph as ox
+    from typer.testing import CliRunner
+
+    from kg.cli.app import app
+
+    store = tmp_path / "store"
+    done = CliRunner().invoke(app, ["--store", str(store), "ingest", "--json",
+                                    *map(str, seed_paths)])
+    assert done.exit_code == 0, done.output
+    reported = json.loads(done.stdout)["store_quads"]
+    raw = ox.Store.read_only(str(store))
+    named = sum(
+        1 for quad in raw
+        if isinstance(quad.graph_name, ox.NamedNode) and quad.graph_name.value != JOURNAL_GRAPH
+    )
+    assert reported == named > 0

@@ -127,12 +127,13 @@ def ingest(
             compact=compact,
             compact_in_spare_time=state.owns_process,
         )
+    store_quads = len(graph) if report.store_quads is None else report.store_quads
     if as_json:
         data = report.as_dict()
-        data["store_quads"] = len(graph)
+        data["store_quads"] = store_quads
         out.print_json(json_text(data))
     elif not quiet:
-        print_summary(report, len(graph))
+        print_summary(report, store_quads)
     if report.rejected:
         raise typer.Exit(1)
 

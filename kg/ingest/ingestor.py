@@ -88,6 +88,9 @@ class IngestReport:
     entries_not_mapped: list[str] = field(default_factory=list)
     errors: list[RecordError] = field(default_factory=list)
     compaction: Compaction | None = None  # the store compacted after the ingest, when it paid
+    # the quads the store holds once the run's writes are done (GraphStore.count), when it was
+    # counted beside the search index's finish (`on_written`); else None
+    store_quads: int | None = None
     # seconds by phase (see `Ingestor.run`; the library adds the search index's and "total")
     timings: defaultdict[str, float] = field(default_factory=lambda: defaultdict(float))
 
@@ -523,7 +526,12 @@ class Ingestor:
             ingested - checked - timings["waiting_for_load"] - timings["search_index"]
         )
         if self.on_written is not None:
-            self.on_written()
+            # counting reads the whole store (23 s at the archive's size): beside the search
+            # index's finish, which mostly waits on its own process, it costs no wall time
+            with ThreadPoolExecutor(max_workers=1, thread_name_prefix="kg-count") as counter:
+                counted = counter.submit(self.store.count)
+                self.on_written()
+                self.report.store_quads = counted.result()
         self.report.compaction = self.store.compact_if_it_pays(
             grown_from, at_least=self.compact_from
         )
