@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import shutil
 import subprocess
@@ -226,15 +227,21 @@ def kg_command() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "kg"]
 
 
-def command_ingest(dumps: Path, store_path: Path, batch_size: int) -> dict[str, Any]:
+def command_ingest(
+    dumps: Path, store_path: Path, batch_size: int, source: Path | None = None
+) -> dict[str, Any]:
     """`kg --store STORE ingest --json DUMPS` as a command, measured from outside
-    (bench/measure.py run_command), and what the store holds afterwards."""
+    (bench/measure.py run_command), and what the store holds afterwards. With `source`,
+    the kg of that source tree (`python -m kg` with it first on the path)."""
     from kg.rdf.store import GraphStore
 
     shutil.rmtree(store_path, ignore_errors=True)
-    argv = [*kg_command(), "--store", str(store_path), "ingest", "--json",
+    argv, env = kg_command(), None
+    if source is not None:
+        argv, env = [sys.executable, "-m", "kg"], {**os.environ, "PYTHONPATH": str(source)}
+    argv = [*argv, "--store", str(store_path), "ingest", "--json",
             "--batch-size", str(batch_size), str(dumps)]
-    run = run_command(argv)
+    run = run_command(argv, env=env, cwd=source)  # `python -m` puts the folder first
     if run["returncode"] != 0:
         raise SystemExit(f"kg ingest failed:\n{run['stderr'][-3000:]}")
     report = json.loads(run.pop("stdout"))
@@ -346,6 +353,9 @@ def main() -> None:
     parser.add_argument(
         "--skip-compact", action="store_true", help="skip compacting both stores afterwards"
     )
+    parser.add_argument("--compare-source", type=Path, default=None,
+                        help="a source tree holding another kg/ (e.g. main's): its `kg "
+                        "ingest` timed too in each round, against the same bulk load")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -377,6 +387,19 @@ def main() -> None:
         print(f"round {r + 1}: ratio {rounds[-1]['ratio']:.2f}x (CPU "
               f"{rounds[-1]['cpu_ratio']:.2f}x); kg {ingest['seconds']:.1f} s, "
               f"bulk_load {baseline['seconds']:.1f} s; load {rounds[-1]['load']}", flush=True)
+        if args.compare_source is not None:  # the other tree's command, the same round
+            other = command_ingest(dumps, work / "compare-store", args.batch_size,
+                                   args.compare_source)
+            rounds[-1]["compare"] = {"seconds": other["seconds"],
+                                     "cpu_seconds": other["cpu_seconds"],
+                                     "peak_rss_mb": other["peak_rss_mb"],
+                                     "ratio": baseline["seconds"] / other["seconds"],
+                                     "phases": other["phases"]}
+            shutil.rmtree(work / "compare-store", ignore_errors=True)
+            print(f"round {r + 1}, {args.compare_source}: ratio "
+                  f"{rounds[-1]['compare']['ratio']:.2f}x; kg {other['seconds']:.1f} s "
+                  f"({other['cpu_seconds']:.0f} CPU-s, this tree's {ingest['cpu_seconds']:.0f})",
+                  flush=True)
     mapping = None if args.skip_map else in_child("map", str(dumps))
     compact = None if args.skip_compact else in_child("compact", str(store))
     copy_store = work / "compact-copy"
