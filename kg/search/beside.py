@@ -91,9 +91,9 @@ class LineDocuments:
         self._spill: sqlite3.Connection | None = None
         self._spill_dir: tempfile.TemporaryDirectory[str] | None = None
         self._looked: set[str] = set()  # looked up in the spill file since it was last written
-        import numpy as np  # the child's alone: the ingest's process only feeds it
-
-        self._spilled: np.ndarray[Any, np.dtype[np.int64]] = np.empty(0, dtype=np.int64)
+        # the spilled keys' hashes, sorted (numpy's, made at the first spill: most ingests
+        # never spill, and the ingest's own process only feeds the child)
+        self._spilled: np.ndarray[Any, np.dtype[np.int64]] | None = None
 
     def _touch(self, s: str) -> None:
         """Bring back what the spill file knows of `s`, if it went there."""
@@ -120,6 +120,8 @@ class LineDocuments:
     def _may_be_spilled(self, s: str) -> bool:
         """Whether `s`'s hash is among those of the keys spilled (a false yes costs a lookup)."""
         hashes = self._spilled
+        if hashes is None:
+            return False
         at = int(hashes.searchsorted(hash(s)))
         return at < len(hashes) and int(hashes[at]) == hash(s)
 
@@ -148,7 +150,7 @@ class LineDocuments:
         )
         self._spill.commit()
         added = np.sort(np.fromiter((hash(s) for s in keys), dtype=np.int64, count=len(keys)))
-        merged = np.concatenate((self._spilled, added))
+        merged = added if self._spilled is None else np.concatenate((self._spilled, added))
         merged.sort(kind="stable")  # two sorted runs: timsort merges them in one pass
         self._spilled = merged[np.concatenate(([True], merged[1:] != merged[:-1]))]
         for key in keys:
