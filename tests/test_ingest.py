@@ -5,10 +5,13 @@ from __future__ import annotations
 import copy
 import gzip
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
 from kg.cli.app import as_flag
 from kg.errors import KgError, Param
@@ -17,7 +20,7 @@ from kg.ingest.ingestor import ingest
 from kg.rdf.store import GraphStore
 from kg.rdf.vocab import JOURNAL_GRAPH
 from kg.testing.records import records
-from tests.conftest import BASE, select
+from tests.conftest import BASE, run, select
 
 
 def write_jsonl(path: Path, recs: list[dict[str, Any]]) -> Path:
@@ -243,9 +246,6 @@ def nice_by_thread():
 
 def _nice_after(code: str, cwd: Path) -> dict[str, list[int]]:
     """Run `code` in a fresh Python, then report each thread name's nice values."""
-    import subprocess
-    import sys
-
     program = _NICE_BY_THREAD + code + "\nimport json; print(json.dumps(nice_by_thread()))\n"
     done = subprocess.run([sys.executable, "-c", program], cwd=cwd, capture_output=True,
                           text=True, timeout=120, check=True)
@@ -277,17 +277,15 @@ def test_kg_ingest_compacts_at_the_lowest_priority_and_a_library_caller_keeps_it
     assert library["rocksdb:low"] == [0]
 
 
-def test_kg_ingest_reports_what_the_store_holds(tmp_path: Path, seed_paths: list[Path]) -> None:
+def test_kg_ingest_reports_what_the_store_holds(
+    tmp_path: Path, seed_paths: list[Path], cli: CliRunner
+) -> None:
     # counted beside the search index's finish: the quads of every named graph, the journal
     # and the default graph's merge aside, as a plain scan of the store's files says
     import pyoxigraph as ox
-    from typer.testing import CliRunner
-
-    from kg.cli.app import app
 
     store = tmp_path / "store"
-    done = CliRunner().invoke(app, ["--store", str(store), "ingest", "--json",
-                                    *map(str, seed_paths)])
+    done = run(cli, "--store", str(store), "ingest", "--json", *map(str, seed_paths))
     assert done.exit_code == 0, done.output
     reported = json.loads(done.stdout)["store_quads"]
     raw = ox.Store.read_only(str(store))
