@@ -188,8 +188,10 @@ class GraphStore(StoreExport):
         self.close()
 
     def close(self) -> None:
+        # No flush: the logs keep what the memtables hold, and a flush waits while level 0
+        # is nearly full (RocksDB's write stall) for the compaction, which a closing writer
+        # leaves to the next one (kg.rdf.snapshots.publish)
         if not self.read_only and self.path is not None:
-            self._engine.flush()
             if self._writes == 0:
                 self.publish_pending()
             # the last publication again, without the tables compacted away since; never
