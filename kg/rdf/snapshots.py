@@ -391,13 +391,16 @@ def _checkpoint_of_files_settled(path: Path, into: Path) -> bool:
     tried again. False if it did not succeed (`into` is then absent)."""
     links = into.with_name(into.name + ".links")
     for attempt in range(_SNAPSHOT_ATTEMPTS):
+        shutil.rmtree(links, ignore_errors=True)  # a killed writer's
         try:
             links.mkdir()
             _checkpoint_of_files(path, links, into)
             return True
         except (OSError, RuntimeError) as exc:
             shutil.rmtree(into, ignore_errors=True)
-            if not _lost_race(exc, PUBLISHED_DIR):
+            # a file system's refusal (no hard links, no space) is no race: RocksDB's turn
+            refused = getattr(exc, "errno", None) not in (None, errno.ENOENT)
+            if refused or not _lost_race(exc, PUBLISHED_DIR):
                 return False
             time.sleep(0.02 * attempt)
     return False

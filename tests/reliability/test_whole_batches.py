@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -249,3 +251,32 @@ def test_a_publication_holds_the_writers_latest_writes_from_its_logs(
             assert not reader.has_graph(JOURNAL_GRAPH)
         (published,) = (store / PUBLISHED_DIR).iterdir()
         assert any(log.stat().st_size for log in published.glob("*.log"))  # not flushed
+
+
+def test_a_publication_where_hard_links_are_refused_is_rocksdbs_checkpoint(
+    tmp_path: Path,
+) -> None:
+    """Where the publications' folder cannot hold hard links to the store's files (another
+    file system), the publication falls back to RocksDB's checkpoint, which copies them:
+    the writer's writes are published all the same, none half."""
+    other = Path("/dev/shm")
+    if not other.is_dir() or other.stat().st_dev == tmp_path.stat().st_dev:
+        pytest.skip("needs a second file system at /dev/shm")
+    elsewhere = Path(tempfile.mkdtemp(dir=other))
+    try:
+        store = tmp_path / "store"
+        GraphStore.open(store).close()
+        shutil.rmtree(store / PUBLISHED_DIR)
+        (store / PUBLISHED_DIR).symlink_to(elsewhere)
+        path = write_jsonl(tmp_path / "r.jsonl", records(20, seed=39))
+        with GraphStore.open(store) as writer:
+            Ingestor(writer, Iris(BASE), batch_size=10).run([str(path)])
+            writer.update("INSERT DATA { GRAPH <urn:x:late> { <urn:x:a> <urn:x:b> 1 } }")
+            expected = graph_sizes(writer)
+        (published,) = elsewhere.iterdir()
+        assert published.name.isdigit()
+        assert not list(elsewhere.glob(".*"))  # no half-made publication or links left
+        with GraphStore.open(store, read_only=True) as reader:
+            assert graph_sizes(reader) == expected
+    finally:
+        shutil.rmtree(elsewhere, ignore_errors=True)
