@@ -390,8 +390,8 @@ def _checkpoint_of_files_settled(path: Path, into: Path) -> bool:
     background work (a compaction, a flush) moves files then, and a race lost to it is
     tried again. False if it did not succeed (`into` is then absent)."""
     links = into.with_name(into.name + ".links")
+    shutil.rmtree(links, ignore_errors=True)  # a killed writer's (each try removes its own)
     for attempt in range(_SNAPSHOT_ATTEMPTS):
-        shutil.rmtree(links, ignore_errors=True)  # a killed writer's
         try:
             links.mkdir()
             _checkpoint_of_files(path, links, into)
