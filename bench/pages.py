@@ -160,7 +160,7 @@ def main() -> None:
         chosen = {kind: sample(store, kind, args.sample, rng) for kind in kinds if kind in KINDS}
         fixed = fixed_pages(store)
     if args.baseline:
-        side_by_side(args, kinds, chosen)
+        side_by_side(args, kinds, chosen, fixed)
         return
     # warmed as `kg serve` is by default (its --warm): each worker loads the similarity
     # index, the suggestion model and the lists' order before the first request; waited for
@@ -303,15 +303,21 @@ def timed_http(client: httpx.Client, url: str, headers: dict[str, str]) -> tuple
     return response.status_code, time.perf_counter() - start
 
 
-def side_by_side(args: argparse.Namespace, kinds: list[str], chosen: dict[str, list[str]]) -> None:
-    """Each sampled page of this checkout's `kg serve` and of --baseline's, taking turns."""
+def side_by_side(
+    args: argparse.Namespace,
+    kinds: list[str],
+    chosen: dict[str, list[str]],
+    fixed: dict[str, list[str]],
+) -> None:
+    """Each sampled page of this checkout's `kg serve` and of --baseline's, taking turns;
+    `fixed`: the pages that are no entity's, with the store's own values (`fixed_pages`)."""
     old_kinds = {k.strip() for k in args.baseline_kinds.split(",") if k.strip()}
     html = {"Accept": "text/html"}
     browser = {"Accept": "text/html,application/xhtml+xml,*/*;q=0.8"}
     pages: dict[str, list[tuple[str, dict[str, str]]]] = {
         kind: [("/" + iri[len(BASE) :], html) for iri in iris] for kind, iris in chosen.items()
     }
-    for kind, paths in FIXED.items():
+    for kind, paths in fixed.items():
         if kind in kinds:
             pages[kind] = [(path, browser) for path in paths for _ in range(3)]
     with worktree(args.baseline) as tree:
