@@ -294,3 +294,41 @@ def test_kg_ingest_reports_what_the_store_holds(
         if isinstance(quad.graph_name, ox.NamedNode) and quad.graph_name.value != JOURNAL_GRAPH
     )
     assert reported == named > 0
+
+
+def test_an_ingest_holds_off_full_collections_and_restores_the_thresholds(
+    tmp_path: Path,
+) -> None:
+    """CPython's full collections traverse every object the process holds, and a batch's
+    units reach the oldest generation: an ingest holds them off (kg.rdf.limits
+    `rare_full_collections`) and puts the caller's thresholds back."""
+    import gc
+    import threading
+
+    full: list[int] = []
+    main = threading.main_thread().ident
+
+    def seen(phase: str, info: dict[str, int]) -> None:
+        """A full collection while the main thread is inside the ingest's batches (the
+        store's opening and counting around them may collect)."""
+        if phase != "stop" or info["generation"] != 2:
+            return
+        frame = sys._current_frames().get(main or 0)
+        while frame is not None:
+            if frame.f_code.co_name == "_ingest_batches":
+                full.append(info["collected"])
+                return
+            frame = frame.f_back
+
+    path = write_jsonl(tmp_path / "r.jsonl", list(records(300, seed=3)))
+    before = gc.get_threshold()
+    gc.set_threshold(50, 2, 2)  # a full collection every few hundred objects kept
+    gc.callbacks.append(seen)
+    try:
+        with GraphStore.open(tmp_path / "store") as store:
+            ingest(store, [str(path)], base_iri=BASE, batch_size=50)
+            assert full == []
+            assert gc.get_threshold() == (50, 2, 2)
+    finally:
+        gc.callbacks.remove(seen)
+        gc.set_threshold(*before)

@@ -30,7 +30,7 @@ from kg.ingest.manifest import read_manifest
 from kg.ingest.mapping import WEB_SCHEMES, Context, Kind, Mapped, map_record, web_iri
 from kg.ingest.reader import Item, ReadPosition, expand, gzip_date, read_items
 from kg.ingest.values import iso_date
-from kg.rdf.limits import return_freed_memory
+from kg.rdf.limits import rare_full_collections, return_freed_memory
 from kg.rdf.store import COMPACT_FROM, Compaction, GraphStore
 
 
@@ -594,6 +594,7 @@ class Ingestor:
         return_freed_memory()
         self._stored_before = self.store.holds_graphs()
         with (
+            rare_full_collections(),
             self.store.publishing_in_bulk(),
             ThreadPoolExecutor(max_workers=1, thread_name_prefix="kg-writer") as writer,
         ):
@@ -623,6 +624,7 @@ class Ingestor:
         aliases applied, errors reported. Everything is committed when this returns."""
         self.report.files += 1
         with (
+            rare_full_collections(),
             self.store.publishing_in_bulk(),
             ThreadPoolExecutor(max_workers=1, thread_name_prefix="kg-writer") as writer,
         ):

@@ -13,11 +13,13 @@ line and exit code 1.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 import resource
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from kg.errors import MemoryLimitError
 
@@ -92,6 +94,24 @@ def return_freed_memory() -> None:
         libc.mallopt(_M_TRIM_THRESHOLD, 0)  # also stops the dynamic mmap threshold
     except (OSError, AttributeError):
         return
+
+
+@contextlib.contextmanager
+def rare_full_collections() -> Iterator[None]:
+    """Hold off Python's automatic full garbage collections for the block (the thresholds
+    are restored after it).
+
+    A long run's batches live long enough to reach the oldest generation, and each time a
+    quarter more of it has, CPython traverses every object the process holds: at archive
+    scale 0.1, 19 full collections took 2.5 of the ingest's 25 CPU-s of mapping. The young
+    generations are still collected; the cycles left for the next full collection were
+    27,524 objects there (peak RSS 1,233 MB against 1,286 MB with them)."""
+    young, middle, oldest = gc.get_threshold()
+    gc.set_threshold(young, middle, max(oldest, 1_000_000_000))
+    try:
+        yield
+    finally:
+        gc.set_threshold(young, middle, oldest)
 
 
 def memory_message(megabytes: int, remedy: str = "raise {parameter}") -> str:

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from kg.errors import StoreError
+from kg.rdf.limits import rare_full_collections
 from kg.rdf.vocab import STD
 from kg.search.documents import (
     _ESCAPE,
@@ -347,7 +348,9 @@ def _status() -> list[str]:
 
 
 def main() -> None:
-    sys.exit(serve(Path(sys.argv[1]), sys.stdin.buffer, sys.stdout.buffer, int(sys.argv[2])))
+    with rare_full_collections():  # its own process: the spill's maps live to its end
+        status = serve(Path(sys.argv[1]), sys.stdin.buffer, sys.stdout.buffer, int(sys.argv[2]))
+    sys.exit(status)
 
 
 # -- the parent ----------------------------------------------------------------------------
