@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from kg.errors import RecordError
 from kg.ingest.identity import Iris
 from kg.ingest.mapping import Context, map_record
+from kg.rdf.results import AskResult
 from kg.rdf.store import GraphStore
 from kg.testing.records import records
 from tests.reliability.fuzz_corpus import (
@@ -284,3 +285,31 @@ def test_one_unstorable_record_is_isolated_by_bisection(
     assert "synthetic-paper-77" not in " ".join(store.named_graphs())
     assert "kg produced invalid RDF" in str(report.errors[0])
     assert CountingStore.loads <= 2 * 8 + 2  # 1 + 2 per halving level (256 = 2^8)
+
+
+def test_what_an_isolated_record_shared_lands_with_the_next_batch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The next batch is made while one loads, without the shared triples that one writes;
+    when that load fails (a record the loader refuses, isolated), the next batch is made
+    again: an author only the refused record and a record of the next batch name keeps
+    its name."""
+    import kg.ingest.ingestor
+
+    def broken(value: Any, ctx: Context) -> list[Any]:
+        mapped = map_record(value, ctx)
+        if value["url"].endswith("-5"):
+            mapped.triples.append("<not an iri> <urn:p> <urn:o>")
+        return [mapped]
+
+    kind = kg.ingest.ingestor.Kind("record", kg.ingest.ingestor.KINDS["record"].detect, broken)
+    monkeypatch.setitem(kg.ingest.ingestor.KINDS, "record", kind)
+    recs = list(records(20, seed=2))
+    for rec in (recs[5], recs[15]):  # batch 1 (refused) and batch 2 (good)
+        rec["authors"] = [*rec["authors"], "Ada Only-Here"]
+    path = write_jsonl(tmp_path / "r.jsonl", recs)
+    store = GraphStore.memory()
+    report = kg.ingest.ingestor.ingest(store, [str(path)], base_iri=BASE, batch_size=10)
+    assert (report.added, report.rejected) == (19, 1)
+    named = store.query(f'ASK {{ GRAPH <{ENTITIES}> {{ ?author ?p "Ada Only-Here" }} }}')
+    assert named == AskResult(value=True)
