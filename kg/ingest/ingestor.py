@@ -241,11 +241,9 @@ class Ingestor:
         # hash as 16-byte digests: the archive's 952,139 graphs held about 500 MB as text
         self._seen: dict[bytes, tuple[bytes, str, str]] = {}
         self._shared_written: set[str] = set()  # entities-graph triples written in this run
-        # (the load, its units, the graphs it replaces, the quads it writes, their N-Quads,
-        # the entities-graph triples it writes)
+        # (the load, its units, the graphs it replaces, the quads it writes, their N-Quads)
         self._in_flight: (
-            tuple[Future[None] | None, list[_Unit], list[str], int, list[bytes], set[str]]
-            | None
+            tuple[Future[None] | None, list[_Unit], list[str], int, list[bytes]] | None
         ) = None
         self._entities = iris.entities_graph()
         self._position: ReadPosition | None = None
@@ -351,42 +349,24 @@ class Ingestor:
             else:
                 self.report.updated += 1
                 replace.append(m.graph)
-        # This batch's N-Quads are made while the one in flight loads (the writer waited
-        # for them: 0.45 s a batch, 7 s of archive scale 0.1's 48 s), without the shared
-        # triples that one writes. They are made again after it when they may be stale: a
-        # rename it taught, or a load that failed (then its shared triples may be missing).
-        renamed = self.papers.renamed
-        in_flight = self._in_flight[5] if self._in_flight is not None else set()
-        built = self._built(writes, in_flight)
-        whole = self._settle()
+        self._settle()
         self.papers.seal()
-        if self.papers.renamed != renamed or not whole:
-            built = self._built(writes, set())
-        if built is not None:
-            data, merges, quads, shared = built
-            graphs = [u.mapped.graph for u in writes]
-            future = self._writer.submit(self._load, data, merges, graphs, replace)
-            self._in_flight = (future, writes, replace, quads, data, shared)
-        else:
-            self._in_flight = (None, writes, replace, 0, [], set())
-
-    def _built(
-        self, writes: list[_Unit], in_flight: set[str]
-    ) -> tuple[list[bytes], list[bytes], int, set[str]] | None:
-        """`writes` with the renames applied so far, as N-Quads (`_batch_nquads`)."""
-        if not writes:
-            return None
         for unit in writes:  # renames applied since these units were mapped
             unit.mapped.triples = self.papers.rewrite(unit.mapped.triples)
             unit.mapped.shared = self.papers.rewrite(unit.mapped.shared)
-        return self._batch_nquads(writes, in_flight)
+        if writes:
+            data, merges, quads = self._batch_nquads(writes)
+            graphs = [u.mapped.graph for u in writes]
+            future = self._writer.submit(self._load, data, merges, graphs, replace)
+            self._in_flight = (future, writes, replace, quads, data)
+        else:
+            self._in_flight = (None, writes, replace, 0, [])
 
-    def _settle(self) -> bool:
-        """Wait for the batch in flight; then apply the renames its aliases call for.
-        Returns whether it loaded whole (else it was written again record by record)."""
+    def _settle(self) -> None:
+        """Wait for the batch in flight; then apply the renames its aliases call for."""
         if self._in_flight is None:
-            return True
-        future, writes, replace, quads, data, _shared = self._in_flight
+            return
+        future, writes, replace, quads, data = self._in_flight
         self._in_flight = None
         whole = True
         try:
@@ -409,18 +389,14 @@ class Ingestor:
                              dict(self.papers.last_renames), data, whole)
             )
             self.report.timings["search_index"] += time.perf_counter() - observed
-        return whole
 
-    def _batch_nquads(
-        self, writes: list[_Unit], in_flight: set[str]
-    ) -> tuple[list[bytes], list[bytes], int, set[str]]:
+    def _batch_nquads(self, writes: list[_Unit]) -> tuple[list[bytes], list[bytes], int]:
         """The batch as N-Quads in the parts the store loads side by side (one per core,
         `GraphStore.part_count`): whole records each, with the shared-entity triples they
-        state (once per part, and not again if an earlier batch of this run wrote them, or
-        the batch in flight writes them, `in_flight`: the entities graph is set-merged);
-        each part's lines for the default graph (the same triples without their graph:
-        kg.rdf.merge.merge_lines, made by a join); how many quads the batch writes; and the
-        shared triples it writes. Readers see the batch only once all its parts are in (the
+        state (once per part, and not again if an earlier batch of this run wrote them: the
+        entities graph is set-merged); each part's lines for the default graph (the same
+        triples without their graph: kg.rdf.merge.merge_lines, made by a join); and how many
+        quads the batch writes. Readers see the batch only once all its parts are in (the
         store publishes it whole)."""
         done = self._shared_written
         e = f" <{self._entities}> .\n"
@@ -441,16 +417,14 @@ class Ingestor:
                 for u in group
             )
             shared = [
-                t
-                for t in dict.fromkeys(t for u in group for t in u.mapped.shared)
-                if t not in done and t not in in_flight
+                t for t in dict.fromkeys(t for u in group for t in u.mapped.shared) if t not in done
             ]
             shared_quads.update(shared)
             parts.append((own + (e.join(shared) + e if shared else "")).encode("utf-8"))
             triples = [t for u in group for t in u.mapped.triples]
             triples.extend(shared)
             merges.append((" .\n".join(triples) + " .\n").encode("utf-8") if triples else b"")
-        return parts, merges, own_quads + len(shared_quads), shared_quads
+        return parts, merges, own_quads + len(shared_quads)
 
     def _load(
         self, data: list[bytes], merges: list[bytes], graphs: list[str], replace: list[str]

@@ -290,10 +290,9 @@ def test_one_unstorable_record_is_isolated_by_bisection(
 def test_what_an_isolated_record_shared_lands_with_the_next_batch(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The next batch is made while one loads, without the shared triples that one writes;
-    when that load fails (a record the loader refuses, isolated), the next batch is made
-    again: an author only the refused record and a record of the next batch name keeps
-    its name."""
+    """An entity only a refused record (isolated from its batch) and a record of the next
+    batch name keeps its name: the next batch does not take the refused batch's shared
+    triples for written."""
     import kg.ingest.ingestor
 
     def broken(value: Any, ctx: Context) -> list[Any]:
