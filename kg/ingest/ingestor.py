@@ -593,6 +593,11 @@ class Ingestor:
     def _ingest(self, names: list[str]) -> None:
         return_freed_memory()
         self._stored_before = self.store.holds_graphs()
+        self._write_all(self._units(self._items(names)))
+
+    def _write_all(self, units: Iterable[_Unit | RecordError]) -> None:
+        """`units` into the store batch by batch, a writer thread loading one batch while
+        the next is mapped; every batch is settled when this returns."""
         with (
             rare_full_collections(),
             self.store.publishing_in_bulk(),
@@ -600,7 +605,7 @@ class Ingestor:
         ):
             self._writer = writer
             try:
-                self._ingest_batches(self._units(self._items(names)))
+                self._ingest_batches(units)
             finally:
                 self._settle()
 
@@ -623,19 +628,10 @@ class Ingestor:
         way `run` writes files' units: unchanged ones skipped, changed graphs replaced whole,
         aliases applied, errors reported. Everything is committed when this returns."""
         self.report.files += 1
-        with (
-            rare_full_collections(),
-            self.store.publishing_in_bulk(),
-            ThreadPoolExecutor(max_workers=1, thread_name_prefix="kg-writer") as writer,
-        ):
-            self._writer = writer
-            try:
-                self._ingest_batches(
-                    unit if isinstance(unit, RecordError) else _Unit(unit, source, unit.graph)
-                    for unit in units
-                )
-            finally:
-                self._settle()
+        self._write_all(
+            unit if isinstance(unit, RecordError) else _Unit(unit, source, unit.graph)
+            for unit in units
+        )
 
     def _ingest_batches(self, units: Iterable[_Unit | RecordError]) -> None:
         batch: list[_Unit] = []
