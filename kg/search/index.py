@@ -261,10 +261,10 @@ class Index:
 class Writer:
     """Writes an index: documents in, documents out, commits that each land whole."""
 
-    def __init__(self, index: Index, *, heap: int = 200_000_000) -> None:
+    def __init__(self, index: Index, *, heap: int = 200_000_000, threads: int = 2) -> None:
         self.index = index
         self._t = _tantivy()
-        self._w = index.inner.writer(heap_size=heap, num_threads=2)
+        self._w = index.inner.writer(heap_size=heap, num_threads=threads)
         # A writer killed inside a commit leaves its files (`SEGMENT.OPSTAMP.del`) but not the
         # meta that names them; the next writer, starting from the same opstamp, would refuse
         # to overwrite one ("FileAlreadyExists"). Files no commit names are removed first.
