@@ -332,3 +332,35 @@ def test_an_ingest_holds_off_full_collections_and_restores_the_thresholds(
     finally:
         gc.callbacks.remove(seen)
         gc.set_threshold(*before)
+
+
+def test_a_run_starts_with_small_batches_that_double_up_to_the_cap(tmp_path: Path) -> None:
+    """The writer starts while the mapping has barely begun: the first batch holds about an
+    eighth of `batch_quads`, each next one about twice the last, up to `batch_quads`; every
+    record lands once, whatever the batches."""
+    from kg.ingest.ingestor import FIRST_BATCH_SHARE, Ingestor, WrittenBatch
+
+    recs = list(records(400, seed=5))
+    path = write_jsonl(tmp_path / "r.jsonl", recs)
+    sizes: list[int] = []
+    largest = 0  # a record's quads: a batch closes on the first record that reaches its cap
+
+    def observe(batch: WrittenBatch) -> None:
+        nonlocal largest
+        quads = [len(m.triples) + len(m.shared) for m in batch.written]
+        sizes.append(sum(quads))
+        largest = max(largest, *quads)
+
+    cap = 4_000
+    with GraphStore.open(tmp_path / "store") as store:
+        report = Ingestor(
+            store, Iris(BASE), batch_size=10_000, batch_quads=cap, on_batch=observe
+        ).run([str(path)])
+        assert report.added == len(recs)
+    first = cap // FIRST_BATCH_SHARE
+    assert largest < first  # else the sizes below say nothing
+    assert len(sizes) > 5, sizes
+    caps = [first, first * 2, first * 4, *[cap] * (len(sizes) - 4)]
+    for size, at_least in zip(sizes[:-1], caps, strict=True):  # the last: what is left
+        assert at_least <= size < at_least + largest, (sizes, caps)
+    assert 0 < sizes[-1] < cap + largest

@@ -636,6 +636,9 @@ class Ingestor:
     def _ingest_batches(self, units: Iterable[_Unit | RecordError]) -> None:
         batch: list[_Unit] = []
         quads = 0
+        # The first batches are smaller, so that the writer (and the search index's child)
+        # start while the mapping has barely begun: the first full batch kept a core idle.
+        cap = max(1, self.batch_quads // FIRST_BATCH_SHARE)
         for unit in units:
             self.report.graphs += 1
             if isinstance(unit, RecordError):
@@ -651,12 +654,17 @@ class Ingestor:
                 continue
             batch.append(unit)
             quads += len(unit.mapped.triples) + len(unit.mapped.shared)
-            if len(batch) >= self.batch_size or quads >= self.batch_quads:
+            if len(batch) >= self.batch_size or quads >= cap:
                 self._flush(batch)
                 batch, quads = [], 0
+                cap = min(self.batch_quads, cap * 2)
                 self._progress()
         self._flush(batch)
         self._progress()
+
+
+#: The first batch of a run holds this share of `batch_quads`; each next one twice the last.
+FIRST_BATCH_SHARE = 8
 
 
 def _digest(text: str) -> bytes:
