@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from functools import lru_cache
 
 from kg.ingest.identity import licence_iri
 from kg.ingest.units import Context, Mapped, Triple, content_hash
@@ -31,6 +32,7 @@ _LEADING_DATE = re.compile(r"^(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec
 _TRAILING_DATE = re.compile(r"[-_.](?:19|20)\d{2}(?:[-_.]?\d{2}){0,2}$")
 
 
+@lru_cache(maxsize=256)  # asked once an item, of a handful of files
 def dump_name(source_file: str) -> str:
     """A dump's name: its file name without `.gz`, `.json`, a trailing date and the leading
     month-day of the 2025 archive's files (`jul-28-methods.json.gz`).
