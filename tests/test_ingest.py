@@ -209,6 +209,8 @@ def test_a_batchs_default_graph_lines_are_its_quads_without_their_graph(
 
     recs = list(records(240, seed=8, generator="wide"))
     recs[3]["abstract"] = 'Ends with a graph-like tail <urn:x:g> .\n and "quotes" \\ here'
+    recs[5]["title"] = "Zoë's 🙂 astral title"  # units are encoded one by one, then joined
+    recs[130]["authors"] = [*recs[130]["authors"], "Ça Ñu"]
     path = write_jsonl(tmp_path / "r.jsonl", recs)
     store = GraphStore.open(tmp_path / "store")
     sent: list[tuple[list[bytes], list[bytes]]] = []

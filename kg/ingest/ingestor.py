@@ -412,18 +412,25 @@ class Ingestor:
                 continue
             group = writes[start:end]
             start = end
-            own = "".join(
-                f" <{u.mapped.graph}> .\n".join(u.mapped.triples) + f" <{u.mapped.graph}> .\n"
-                for u in group
-            )
             shared = [
                 t for t in dict.fromkeys(t for u in group for t in u.mapped.shared) if t not in done
             ]
             shared_quads.update(shared)
-            parts.append((own + (e.join(shared) + e if shared else "")).encode("utf-8"))
-            triples = [t for u in group for t in u.mapped.triples]
-            triples.extend(shared)
-            merges.append((" .\n".join(triples) + " .\n").encode("utf-8") if triples else b"")
+            # Encoded unit by unit, then joined as bytes: one text for the whole part took
+            # the widest character of any record (4 bytes a character for one emoji) and
+            # 1.6x the CPU.
+            own: list[bytes] = []
+            lines: list[bytes] = []
+            for u in group:
+                g = f" <{u.mapped.graph}> .\n"
+                own.append((g.join(u.mapped.triples) + g).encode("utf-8"))
+                if u.mapped.triples:
+                    lines.append((" .\n".join(u.mapped.triples) + " .\n").encode("utf-8"))
+            if shared:
+                own.append((e.join(shared) + e).encode("utf-8"))
+                lines.append((" .\n".join(shared) + " .\n").encode("utf-8"))
+            parts.append(b"".join(own))
+            merges.append(b"".join(lines))
         return parts, merges, own_quads + len(shared_quads)
 
     def _load(
