@@ -16,6 +16,7 @@ import hashlib
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 from urllib.parse import unquote, urlsplit
 
 from kg.errors import UsageError
@@ -137,6 +138,7 @@ def possibly_same_dataset(a: str, b: str) -> bool:
     )
 
 
+@lru_cache(maxsize=4096)  # a paper's title is keyed twice as it is learnt (key, IRI)
 def title_key(title: str, year: str | None) -> str:
     """A stable hash of a normalised title plus year, for papers with no other id."""
     norm = " ".join(_NON_WORD.sub(" ", unicodedata.normalize("NFKC", title).casefold()).split())
