@@ -30,6 +30,7 @@ _ARXIV_OLD = re.compile(r"([a-z\-]+(?:\.[A-Z]{2})?/\d{7})(v\d+)?")
 _ARXIV_URL = re.compile(r"arxiv\.org/(?:abs|pdf)/([^?#]+?)(?:\.pdf)?/?(?:[?#].*)?$", re.IGNORECASE)
 
 
+@lru_cache(maxsize=8192)  # a paper's methods and tasks: names that recur across papers
 def pwc_slug(name: str) -> str:
     """PwC's slug rule: lowercase, and every run of characters that are not ASCII letters or
     digits becomes one '-' (none at either end).
@@ -47,7 +48,10 @@ def pwc_slug(name: str) -> str:
     >>> pwc_slug("Drug–drug interaction extraction"), pwc_slug("Dayton (256×256)")
     ('drug-drug-interaction-extraction', 'dayton-256-256')
     """
-    decomposed = unicodedata.normalize("NFKD", name.lower())
+    lower = name.lower()
+    if lower.isascii():  # NFKD leaves ASCII as it is, and it has no combining marks
+        return _NON_ALNUM.sub("-", lower).strip("-")
+    decomposed = unicodedata.normalize("NFKD", lower)
     folded = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
     return _NON_ALNUM.sub("-", folded).strip("-")
 
