@@ -48,10 +48,10 @@ def _without_floats(value: Any) -> bool:
 
 def canonical_bytes(value: Any) -> bytes:
     """`canonical_json(value)` as UTF-8, byte for byte. Without floats it is orjson's output
-    (sorted keys, compact, the same escapes: 5x faster; a float may be written otherwise,
-    1e-05 against 1e-5, so a value with one goes through `json`); orjson refuses what `json`
-    may still write (integers past 64 bits, nesting past 255), and a lone surrogate, which
-    raises UnicodeEncodeError here as it does from `json`'s text."""
+    (sorted keys, compact, the same escapes: 3x faster, the check included; a float may be
+    written otherwise, 1e-05 against 1e-5, so a value with one goes through `json`); orjson
+    refuses what `json` may still write (integers past 64 bits, nesting past 255), and a
+    lone surrogate, which raises UnicodeEncodeError here as it does from `json`'s text."""
     if _without_floats(value):
         try:
             return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)

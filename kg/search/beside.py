@@ -58,8 +58,8 @@ if TYPE_CHECKING:
 _LINE_ROLE = {f"<{p}>": role for p, role in _ROLE.items()}
 _CLASS_RANK = {f"<{iri}>": (rank, name) for rank, (name, iri) in enumerate(CLASSES.items())}
 #: What to look for in a batch's bytes: a subject's end and a predicate whose lines carry
-#: text or a class. One scan for all of them (eleven `bytes.find` scans took 1.5x its time),
-#: instead of splitting every line.
+#: text or a class. One scan for all of them, instead of splitting every line (eleven
+#: `bytes.find` scans: 2.75 against 2.3 CPU-s at archive scale 0.1).
 _NEEDLE = re.compile(
     b"> (" + b"|".join(re.escape(p.encode()) for p in (*_LINE_ROLE, STD.type)) + b") "
 )
