@@ -171,7 +171,9 @@ def child_lookups(store_path: Path, subjects: int = 1_000, passes: int = 3) -> d
 
     import pyoxigraph as ox
 
-    store = ox.Store.read_only(str(store_path))
+    # what readers open: the writer's newest publication (kg.rdf.snapshots), else the files
+    published = sorted((store_path / ".kg-published").glob("[0-9]" * 12))
+    store = ox.Store.read_only(str(published[-1] if published else store_path))
     title = ox.NamedNode("http://purl.org/dc/terms/title")
     titled = []
     for quad in store.quads_for_pattern(None, title, None, ox.DefaultGraph()):
