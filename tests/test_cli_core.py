@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from tests.conftest import KG, ROOT, run
@@ -228,6 +229,25 @@ def test_compact_into_writes_a_smaller_copy_of_the_same_graph(
     again = kg("--store", str(store), "compact", str(copy))
     assert again.returncode == 1 and "exists" in again.stderr
     assert not list(tmp_path.glob(".copy.partial-*"))
+
+
+@pytest.mark.parametrize(
+    ("size", "grown_from", "pays"),
+    [
+        (1_600 * 10**6, 0, True),  # a tenth of the archive, first ingest: pages 1.7-3.7x at p95
+        (17_282 * 2**20, 0, True),  # the archive: its disk too
+        (201 * 10**6, 0, False),  # the README's store: nothing pending, a compaction is waste
+        (1_600 * 10**6, 1_500 * 10**6, False),  # a small ingest into a larger store
+    ],
+)
+def test_a_compaction_pays_after_an_ingest_that_grew_a_store_of_some_size(
+    size: int, grown_from: int, pays: bool
+) -> None:
+    """The thresholds as measured (kg.rdf.compaction.COMPACT_FROM): a store past 512 MiB
+    that the ingest grew by a quarter is compacted for its readers."""
+    from kg.rdf.compaction import COMPACT_FROM, compaction_pays
+
+    assert compaction_pays(size, grown_from, COMPACT_FROM) is pays
 
 
 def test_an_ingest_compacts_the_store_when_it_pays(tmp_path: Path, seed_paths: list[Path]) -> None:

@@ -90,8 +90,9 @@ def ingest(
     compact: Annotated[
         bool,
         typer.Option(
-            help="Compact the store afterwards when that pays: a store of over 6 GiB that the "
-            "ingest grew by a quarter (the full archive's: 16.9 -> 9.9 GiB, in 3 minutes)."
+            help="Compact the store afterwards when that pays: a store of over 512 MiB that "
+            "the ingest grew by a quarter (its pages then read several times faster; the full "
+            "archive's store also shrinks, 16.9 -> 9.9 GiB, in 3 minutes)."
         ),
     ] = True,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
