@@ -161,31 +161,41 @@ def child_bulk_load(nquads: Path, store_path: Path) -> dict[str, Any]:
     }
 
 
-def child_lookups(store_path: Path, subjects: int = 1_000, passes: int = 3) -> dict[str, Any]:
+def child_lookups(
+    store_path: Path, made_by: str, subjects: int = 1_000, passes: int = 3
+) -> dict[str, Any]:
     """The store as the command left it, read the way pages read it: every quad about each of
     `subjects` papers (a fixed sample of the first 20,000 titled), the best of `passes`
-    (warm), in ms a paper. A store left with compactions pending (level-0 files each reader
-    merges) answers slower until a writer compacts it: an ingest can look fast by leaving
-    its compaction to its readers."""
+    (warm), in ms a paper. A store `made_by` kg is read as `kg serve`'s workers read it (a
+    pin of its newest publication); the bulk load's plain Oxigraph store from its files. A
+    store left with compactions pending (level-0 files each reader merges) answers slower
+    until a writer compacts it: an ingest can look fast by leaving its compaction to its
+    readers."""
     import random
 
     import pyoxigraph as ox
 
-    # what readers open: the writer's newest publication (kg.rdf.snapshots), else the files
-    published = sorted((store_path / ".kg-published").glob("[0-9]" * 12))
-    store = ox.Store.read_only(str(published[-1] if published else store_path))
-    title = ox.NamedNode("http://purl.org/dc/terms/title")
-    titled = []
-    for quad in store.quads_for_pattern(None, title, None, ox.DefaultGraph()):
-        titled.append(quad.subject)
-        if len(titled) >= 20_000:
-            break
-    sample = random.Random(1).sample(titled, min(subjects, len(titled)))
-    best = float("inf")
-    for _ in range(passes):
-        start = time.perf_counter()
-        quads = sum(len(list(store.quads_for_pattern(s, None, None, None))) for s in sample)
-        best = min(best, time.perf_counter() - start)
+    from kg.rdf.store import GraphStore
+
+    pin = GraphStore.share_snapshot(store_path)[0] if made_by == "kg" else None
+    try:
+        store = ox.Store.read_only(str(pin or store_path))
+        title = ox.NamedNode("http://purl.org/dc/terms/title")
+        titled = []
+        for quad in store.quads_for_pattern(None, title, None, ox.DefaultGraph()):
+            titled.append(quad.subject)
+            if len(titled) >= 20_000:
+                break
+        sample = random.Random(1).sample(titled, min(subjects, len(titled)))
+        best = float("inf")
+        for _ in range(passes):
+            start = time.perf_counter()
+            quads = sum(len(list(store.quads_for_pattern(s, None, None, None))) for s in sample)
+            best = min(best, time.perf_counter() - start)
+        del store
+    finally:
+        if pin is not None:
+            GraphStore.release_snapshot(pin)
     return {"ms_a_subject": best / max(1, len(sample)) * 1e3, "subjects": len(sample),
             "quads": quads}
 
@@ -319,7 +329,7 @@ CHILDREN = {
     "bulk_load": lambda a: child_bulk_load(Path(a[0]), Path(a[1])),
     "compact": lambda a: child_compact(Path(a[0])),
     "copy": lambda a: child_copy(Path(a[0]), Path(a[1])),
-    "lookups": lambda a: child_lookups(Path(a[0])),
+    "lookups": lambda a: child_lookups(Path(a[0]), a[1]),
 }
 
 
@@ -411,8 +421,8 @@ def main() -> None:
             dump = in_child("dump", str(store), str(nquads))
             baseline = bulk_load_command(nquads, baseline_store)
         # each store as its command left it (the dump above only read kg's)
-        ingest["lookup_ms"] = in_child("lookups", str(store))["ms_a_subject"]
-        baseline["lookup_ms"] = in_child("lookups", str(baseline_store))["ms_a_subject"]
+        ingest["lookup_ms"] = in_child("lookups", str(store), "kg")["ms_a_subject"]
+        baseline["lookup_ms"] = in_child("lookups", str(baseline_store), "bulk")["ms_a_subject"]
         rounds.append({"ratio": baseline["seconds"] / ingest["seconds"],
                        "cpu_ratio": baseline["cpu_seconds"] / ingest["cpu_seconds"],
                        "kg_seconds": ingest["seconds"], "bulk_load_seconds": baseline["seconds"],
@@ -428,7 +438,9 @@ def main() -> None:
         if args.compare_source is not None:  # the other tree's command, the same round
             other = command_ingest(dumps, work / "compare-store", args.batch_size,
                                    args.compare_source)
-            other["lookup_ms"] = in_child("lookups", str(work / "compare-store"))["ms_a_subject"]
+            other["lookup_ms"] = in_child("lookups", str(work / "compare-store"), "kg")[
+                "ms_a_subject"
+            ]
             rounds[-1]["compare"] = {"seconds": other["seconds"],
                                      "cpu_seconds": other["cpu_seconds"],
                                      "peak_rss_mb": other["peak_rss_mb"],
