@@ -222,7 +222,7 @@ def test_a_batchs_default_graph_lines_are_its_quads_without_their_graph(
 
     monkeypatch.setattr(store, "write_batch", writing)
     try:
-        report = ingest(store, [str(path)], base_iri=BASE, batch_size=120)
+        report = ingest(store, [str(path)], base_iri=BASE, batch_size=120, first_load=False)
         assert (report.added, report.rejected) == (240, 0)
         assert len(sent) == 2
         assert any(len(parts) > 1 for parts, _ in sent) == (GraphStore.part_count(20_000) > 1)

@@ -95,6 +95,16 @@ def ingest(
             "archive's store also shrinks, 16.9 -> 9.9 GiB, in 3 minutes)."
         ),
     ] = True,
+    in_batches: Annotated[
+        bool,
+        typer.Option(
+            "--in-batches",
+            help="Into an empty store too, write batch by batch: readers see each batch as it "
+            "lands and a crash keeps the batches written, at about twice the time for the "
+            "whole archive. By default a first ingest is one bulk load, stored whole at its "
+            "end or not at all.",
+        ),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="No progress bar or summary.")
@@ -127,6 +137,7 @@ def ingest(
             on_progress=on_progress,
             compact=compact,
             compact_in_spare_time=state.owns_process,
+            first_load=not in_batches,
         )
     store_quads = len(graph) if report.store_quads is None else report.store_quads
     if as_json:

@@ -14,6 +14,12 @@ by slug. Two mechanisms make it one node whatever the order of loading:
   (`…/result/…`, `…/code/…`) are rewritten to the slug IRI in every graph, in one atomic
   update, after the batch that taught the alias is written.
 
+A first ingest into an empty store streams every batch into one bulk load that the store
+sees only at its end (kg.rdf.first_load): there the index is `deferred`. What a batch taught
+is kept in memory once it is streamed (the store cannot be asked yet), and renames are not
+applied to the store: the ingest holds back every unit that names a fallback IRI and streams
+it last, rewritten with the final renames (`settled_text`), so the load holds final IRIs only.
+
 Memory is bounded by the batches in flight and by the number of fallback papers, not by the
 inputs: what is learnt lives in the store and is looked up there through its indexes. Aliases
 taught by a batch stay in memory from the time it is mapped until it is written (`seal` when
@@ -23,6 +29,7 @@ it is handed to the writer, `written` when the writer is done).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from kg.ingest.identity import Iris, title_key
 from kg.rdf.results import SelectResult
@@ -50,14 +57,18 @@ def _followed(renames: dict[str, str]) -> dict[str, str]:
 class PaperAliases:
     """The alias index of one ingest pass (see the module docstring)."""
 
-    def __init__(self, store: GraphStore, iris: Iris) -> None:
+    def __init__(self, store: GraphStore, iris: Iris, *, deferred: bool = False) -> None:
         self.store = store
         self.iris = iris
+        #: the store sees this pass's writes only at its end (a first load): look up and
+        #: rename in memory only (see the module docstring)
+        self.deferred = deferred
+        self._arxiv_written: dict[str, str] = {}  # arXiv id -> slug IRI, streamed (deferred)
         self._papers = iris.base + "paper/"
         self._by_arxiv_prefix = iris.paper_by_arxiv("")
         self._by_title_prefix = iris.base + "paper/title/"
         #: fallback paper IRIs that exist (stored, or minted in this pass): rename candidates
-        self.fallback: set[str] = self._stored_fallbacks()
+        self.fallback: set[str] = set() if deferred else self._stored_fallbacks()
         self._arxiv: dict[str, str] = {}  # arXiv id -> slug IRI, taught by the open batch
         self._title: dict[str, str] = {}  # title key -> best IRI, taught by the open batch
         self.renames: dict[str, str] = {}  # fallback IRI -> better IRI, found in the open batch
@@ -74,10 +85,13 @@ class PaperAliases:
         #: taught but written after the rename (a large entry's units span batches) is
         #: rewritten before it is written (`rewrite`), else the old IRI came back
         self._applied: dict[str, str] = {}
+        #: an IRI at or beneath a fallback paper IRI (an old-style arXiv id holds a "/")
         self._fallback_iri = re.compile(
-            "<(" + re.escape(self._by_arxiv_prefix) + "|" + re.escape(self._by_title_prefix)
-            + r")([^>/]+)"
+            "<((?:" + re.escape(self._by_arxiv_prefix) + "|" + re.escape(self._by_title_prefix)
+            + ")[^>]*)>"
         )
+        #: what a line naming a fallback IRI holds (`names_fallback`)
+        self.fallback_prefixes = ("<" + self._by_arxiv_prefix, "<" + self._by_title_prefix)
         self.last_renames: dict[str, str] = {}  # what the latest `written` rewrote (old -> new)
 
     def _stored_fallbacks(self) -> set[str]:
@@ -132,6 +146,9 @@ class PaperAliases:
 
     def _lookup_arxiv(self, arxiv: str) -> str | None:
         hits = [t[arxiv] for t, _, _ in self._open() if arxiv in t]
+        if self.deferred:
+            streamed = self._arxiv_written.get(arxiv)
+            return min([*hits, streamed]) if streamed is not None else min(hits, default=None)
         key = "a:" + arxiv
         if key not in self._cache:
             stored = [s for s in self.store.subjects_with(_ARXIV_ID, arxiv) if self.is_slug_iri(s)]
@@ -149,6 +166,8 @@ class PaperAliases:
         hits = [t[k] for _, t, _ in self._open() if k in t]
         if k in self._titles_written:
             hits.append(self._titles_written[k])
+        if self.deferred:
+            return min(hits, key=self._rank) if hits else None
         key = f"t:{year}:{title}"
         if key not in self._cache:
             stored = [
@@ -210,14 +229,38 @@ class PaperAliases:
             known.update(renames)
         return self._moved(lines, _followed(known))
 
+    def settled_text(self, text: str) -> str:
+        """N-Quads or N-Triples `text` with every renamed fallback IRI (and the nodes minted
+        beneath it) rewritten to its final IRI: the units a first load held back."""
+        if not self._applied:
+            return text
+        return self._fallback_iri.sub(self._mover(self._applied), text)
+
+    def names_fallback(self, text: str) -> bool:
+        """Whether `text` (N-Quads) names a fallback paper IRI, which a rename may move."""
+        arxiv, title = self.fallback_prefixes
+        return arxiv in text or title in text
+
+    @staticmethod
+    def _mover(renames: dict[str, str]) -> Callable[[re.Match[str]], str]:
+        def moved(match: re.Match[str]) -> str:
+            # the longest renamed IRI that is this one or a prefix of it ending before a "/"
+            # (what GraphStore.rename_iris moves): `…/arxiv/hep-th/9901001` is one id
+            value = match.group(1)
+            cut = len(value)
+            while cut > 0:
+                old = value[:cut]
+                if old in renames:
+                    return f"<{renames[old]}{value[cut:]}>"
+                cut = value.rfind("/", 0, cut)
+            return match.group(0)
+
+        return moved
+
     def _moved(self, lines: list[str], renames: dict[str, str]) -> list[str]:
         if not renames:
             return lines
-
-        def moved(match: re.Match[str]) -> str:
-            old = match.group(1) + match.group(2)
-            return "<" + renames.get(old, old)
-
+        moved = self._mover(renames)
         return [self._fallback_iri.sub(moved, line) if "/paper/" in line else line
                 for line in lines]  # fmt: skip
 
@@ -234,6 +277,10 @@ class PaperAliases:
         # what the batch taught is in the store now: a lookup cached as a miss is stale
         for arxiv in arxivs:
             self._cache.pop("a:" + arxiv, None)
+            if self.deferred:  # the store cannot be asked until the load ends
+                known = self._arxiv_written.get(arxiv)
+                target = arxivs[arxiv]
+                self._arxiv_written[arxiv] = target if known is None else min(known, target)
         for key, target in titles.items():
             known = self._titles_written.get(key)
             self._titles_written[key] = target if known is None else min(
@@ -250,4 +297,6 @@ class PaperAliases:
         self._applied.update(final)
         self.renamed += len(final)
         self.last_renames = final
+        if self.deferred:  # the held-back units are rewritten instead (`settled_text`)
+            return 0
         return self.store.rename_iris(final)

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from kg.config import BATCH_QUADS, MAX_ARRAY_ITEMS
 from kg.errors import KgError, RecordError, StoreError, UsageError
@@ -30,7 +30,9 @@ from kg.ingest.manifest import read_manifest
 from kg.ingest.mapping import WEB_SCHEMES, Context, Kind, Mapped, map_record, web_iri
 from kg.ingest.reader import Item, ReadPosition, expand, gzip_date, read_items
 from kg.ingest.values import iso_date
+from kg.rdf.first_load import FirstLoad, FirstLoadError
 from kg.rdf.limits import rare_full_collections, return_freed_memory
+from kg.rdf.merge import merge_lines
 from kg.rdf.store import COMPACT_FROM, Compaction, GraphStore
 
 
@@ -216,8 +218,11 @@ class Ingestor:
         on_batch: Callable[[WrittenBatch], None] | None = None,
         on_written: Callable[[], None] | None = None,
         compact_from: int | None = COMPACT_FROM,
+        first_load: bool = True,
     ) -> None:
         self.compact_from = compact_from  # see GraphStore.compact_if_it_pays
+        # into an empty store, one bulk load of the whole run (kg.rdf.first_load)
+        self.first_load = first_load
         self.licence, self.attribution = check_options(
             kind=kind, snapshot=snapshot, licence=licence, attribution=attribution
         )
@@ -248,11 +253,13 @@ class Ingestor:
         self._entities = iris.entities_graph()
         self._position: ReadPosition | None = None
         self._stored_before = True  # whether the store held graphs when the run began
+        self._loading: FirstLoad | None = None  # the run's first load, when it is one
+        self._held: IO[bytes] | None = None  # N-Quads it streams last (`_batch_nquads`)
         self._pass()
 
-    def _pass(self) -> None:
+    def _pass(self, *, deferred: bool = False) -> None:
         """Fresh per-pass state: the alias index and the mappers' scratch space."""
-        self.papers = PaperAliases(self.store, self.iris)
+        self.papers = PaperAliases(self.store, self.iris, deferred=deferred)
         self.memo: dict[str, Any] = {}
 
     # -- mapping ---------------------------------------------------------------------------
@@ -356,8 +363,11 @@ class Ingestor:
             unit.mapped.shared = self.papers.rewrite(unit.mapped.shared)
         if writes:
             data, merges, quads = self._batch_nquads(writes)
-            graphs = [u.mapped.graph for u in writes]
-            future = self._writer.submit(self._load, data, merges, graphs, replace)
+            if self._loading is not None:
+                future = self._writer.submit(self._feed, self._loading, data, merges)
+            else:
+                graphs = [u.mapped.graph for u in writes]
+                future = self._writer.submit(self._load, data, merges, graphs, replace)
             self._in_flight = (future, writes, replace, quads, data)
         else:
             self._in_flight = (None, writes, replace, 0, [])
@@ -377,6 +387,8 @@ class Ingestor:
                 self.report.quads += quads
                 self._remember_shared(writes)
         except StoreError:
+            if self._loading is not None:  # one load for the run: it is written again
+                raise
             whole, data = False, []
             self._write(writes, replace)  # again, synchronously: isolates the bad record
         finally:
@@ -401,7 +413,10 @@ class Ingestor:
         done = self._shared_written
         e = f" <{self._entities}> .\n"
         own_quads = sum(len(u.mapped.triples) for u in writes)
-        count = self.store.part_count(own_quads)
+        # a first load reads one stream (its loader sorts on the other cores); the units a
+        # rename may still move go to `_held`, streamed last (kg.ingest.aliases)
+        held, names_fallback = self._held, self.papers.names_fallback
+        count = 1 if held is not None else self.store.part_count(own_quads)
         parts: list[bytes] = []
         merges: list[bytes] = []
         shared_quads: set[str] = set()
@@ -423,9 +438,16 @@ class Ingestor:
             lines: list[bytes] = []
             for u in group:
                 g = f" <{u.mapped.graph}> .\n"
-                own.append((g.join(u.mapped.triples) + g).encode("utf-8"))
+                text = g.join(u.mapped.triples) + g
+                if held is not None and names_fallback(text):
+                    held.write(text.encode("utf-8"))
+                    continue
+                own.append(text.encode("utf-8"))
                 if u.mapped.triples:
                     lines.append((" .\n".join(u.mapped.triples) + " .\n").encode("utf-8"))
+            if shared and held is not None and names_fallback(e.join(shared)):
+                held.write("".join(t + e for t in shared if names_fallback(t)).encode("utf-8"))
+                shared = [t for t in shared if not names_fallback(t)]
             if shared:
                 own.append((e.join(shared) + e).encode("utf-8"))
                 lines.append((" .\n".join(shared) + " .\n").encode("utf-8"))
@@ -442,6 +464,32 @@ class Ingestor:
             self.store.write_batch(data, graphs, replace, [self._entities], merges=merges)
         finally:
             self.report.timings["loading"] += time.perf_counter() - start
+
+    def _feed(self, load: FirstLoad, data: list[bytes], merges: list[bytes]) -> None:
+        """The writer thread's job in a first load: one batch into its stream (timed:
+        `loading`, which here is the wait for the loader to read it)."""
+        start = time.perf_counter()
+        try:
+            load.feed(part for pair in zip(data, merges, strict=True) for part in pair)
+        finally:
+            self.report.timings["loading"] += time.perf_counter() - start
+
+    def _feed_held(self, load: FirstLoad, held: IO[bytes]) -> None:
+        """The units held back from a first load (they name fallback paper IRIs), rewritten
+        with the run's final renames, into the load; and to `on_batch`, as a last batch."""
+        if not held.tell():
+            return
+        held.seek(0)
+        while chunk := held.readlines(1 << 24):
+            text = self.papers.settled_text(b"".join(chunk).decode("utf-8"))
+            data = text.encode("utf-8")
+            start = time.perf_counter()
+            load.feed([data, merge_lines(data)])
+            self.report.timings["loading"] += time.perf_counter() - start
+            if self.on_batch is not None:
+                observed = time.perf_counter()
+                self.on_batch(WrittenBatch([], [], {}, [data]))
+                self.report.timings["search_index"] += time.perf_counter() - observed
 
     def _remember_shared(self, writes: list[_Unit]) -> None:
         if len(self._shared_written) > _SHARED_MEMORY:  # bounded: forgetting only re-sends
@@ -600,7 +648,46 @@ class Ingestor:
     def _ingest(self, names: list[str]) -> None:
         return_freed_memory()
         self._stored_before = self.store.holds_graphs()
+        # stdin cannot be read twice, which a failed first load needs (`_load_first`)
+        if self.first_load and "-" not in names and self.store.can_load_first():
+            try:
+                self._load_first(names)
+                return
+            except FirstLoadError:
+                self._again_in_batches()
         self._write_all(self._units(self._items(names)))
+
+    def _load_first(self, names: list[str]) -> None:
+        """The whole run as one bulk load into the empty store (kg.rdf.first_load); the
+        units a rename may move are held in a file beside the store and streamed last."""
+        self._pass(deferred=True)
+        where = None if self.store.path is None else str(self.store.path)
+        try:
+            with (
+                tempfile.TemporaryFile(prefix=".kg-held-", dir=where) as held,
+                self.store.first_load() as load,
+            ):
+                self._loading, self._held = load, held
+                self._write_all(self._units(self._items(names)))
+                self._held = None  # what is fed now is fed whole
+                self._feed_held(load, held)
+        finally:
+            self._loading = self._held = None
+
+    def _again_in_batches(self) -> None:
+        """A first load failed and stored nothing (kg mapped a record into N-Quads that do
+        not parse): the run starts again batch by batch, which isolates the record. Errors
+        already reported are not reported twice."""
+        reported = {str(e) for e in self.report.errors}
+        on_error = self.on_error
+        if on_error is not None:
+            self.on_error = lambda error: None if str(error) in reported else on_error(error)
+        if self.on_batch is not None:  # the search index: built from the store at the end
+            self.on_batch(WrittenBatch([], [], {}, [], whole=False))
+        self.report = IngestReport()
+        self._seen.clear()
+        self._shared_written.clear()
+        self._pass()
 
     def _write_all(self, units: Iterable[_Unit | RecordError]) -> None:
         """`units` into the store batch by batch, a writer thread loading one batch while

@@ -37,6 +37,7 @@ class Loading(GraphBase):
         on_progress: Callable[[IngestReport], None] | None = None,
         compact: bool = True,
         compact_in_spare_time: bool = False,
+        first_load: bool = True,
     ) -> IngestReport:
         """Load paper records and Papers-with-Code dumps (files, directories, `-` for stdin)
         into a writable store (`kg ingest`); the search index follows. Identical records are
@@ -45,7 +46,9 @@ class Loading(GraphBase):
         afterwards (`report.compaction`; see kg.rdf.store.COMPACT_FROM). With
         `compact_in_spare_time`, the store's background compaction runs at the lowest CPU
         priority from now on, in this whole process (it cannot be raised again): for a
-        process whose job is this ingest, as `kg ingest`'s (docs/performance.md).
+        process whose job is this ingest, as `kg ingest`'s (docs/performance.md). With
+        `first_load`, an ingest into an empty store is one bulk load, stored whole at its end
+        or not at all (kg.rdf.first_load); without it, batch by batch, as into any store.
 
         >>> with kg.open(memory=True) as scratch:
         ...     report = scratch.ingest([seeds])
@@ -78,6 +81,7 @@ class Loading(GraphBase):
             on_batch=None if upkeep is None else upkeep.observe,
             on_written=None if upkeep is None else lambda: finish_index(ingestor.report),
             compact_from=COMPACT_FROM if compact else None,
+            first_load=first_load,
         )
 
         def finish_index(report: IngestReport) -> None:

@@ -35,6 +35,7 @@ from kg.rdf.engine import (
     lower_compaction_priority,
     supports_datasets,
 )
+from kg.rdf.first_load import FirstLoad, streaming_available
 from kg.rdf.results import AskResult, GraphResult, QueryResult, SelectStream, Term
 from kg.rdf.sparql_scan import scan
 from kg.rdf.store_export import StoreExport
@@ -375,6 +376,28 @@ class GraphStore(StoreExport):
                 where=self.path,
                 merges=merges,
             )
+
+    def can_load_first(self) -> bool:
+        """Whether the next write may be a first load (`first_load`): the store holds no
+        quad at all, and the platform can stream one (kg.rdf.first_load.streaming_available)."""
+        return streaming_available() and not self.read_only and self._engine.is_empty()
+
+    @contextlib.contextmanager
+    def first_load(self) -> Iterator[FirstLoad]:
+        """Into an empty store (`can_load_first`): one bulk load of everything fed to it,
+        stored whole when the block ends, or not at all if it raises (kg.rdf.first_load).
+        N-Quads fed to it should hold the merge lines of what they state (their triples in
+        the default graph), as `write_batch`'s merges: the store keeps no journal for it."""
+        if not self.can_load_first():
+            raise StoreError("a first load needs an empty store; write batches instead")
+        with self._committing():
+            load = FirstLoad(self._writable())
+            try:
+                yield load
+            except BaseException:
+                load.abort()
+                raise
+            load.commit()
 
     def load(
         self,

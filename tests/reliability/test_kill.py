@@ -328,6 +328,7 @@ def kill_chain(
         str(inputs),
         "--batch-size",
         str(batch),
+        "--in-batches",  # into the empty store too: a first load is tests/test_first_load.py's
         "-q",
     ]
     first_bulk = kinds.index("bulk") if "bulk" in kinds else -1
