@@ -11,10 +11,12 @@ every read of data.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import itertools
 import os
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -98,6 +100,11 @@ def _ox_term(term: Term) -> ox.NamedNode | ox.Literal | ox.BlankNode:
 COMPACTION_THREAD = "rocksdb:low"
 #: The lowest CPU priority of a Linux thread (its nice value).
 LOWEST_PRIORITY = 19
+
+
+#: How long a bulk load takes to size itself by its thread's CPUs (it does so first thing):
+#: the thread sees all of them again after this (`Engine.bulk_load_nquads_stream`).
+_LOADER_SIZED_SECONDS = 0.5
 
 
 def lower_compaction_priority(tasks: Path = Path("/proc/self/task")) -> int:
@@ -235,19 +242,32 @@ class Engine:
         """Bulk-load an N-Quads file (read as it loads, not held in memory)."""
         self._store.bulk_load(path=str(path), format=ox.RdfFormat.N_QUADS)
 
-    def bulk_load_nquads_stream(self, read_fd: int) -> None:
+    def bulk_load_nquads_stream(self, read_fd: int, *, sorters: int = 1) -> None:
         """Bulk-load the N-Quads a pipe carries until it is closed (kg.rdf.first_load), read
         natively: no interpreter lock. Atomic, as `bulk_load_nquads`: the loader sorts what
         it reads into files beside the store and ingests them all in one step at the end; a
-        parse error, or an end that is not a whole line, ingests nothing.
+        parse error ingests nothing.
 
-        Oxigraph reads a file by parts side by side when it sees 4 cores or more, which needs
-        a file it can seek: this thread sees at most 3 (its CPU affinity, which the loader's
-        own threads inherit), so the pipe is read front to back, as on 2 or 3 cores."""
+        Oxigraph sizes its loader by the CPUs its thread sees as the load starts: one thread
+        a CPU that each sorts a million quads at a time (about 0.7 GB each), and on 4 CPUs or
+        more the input read by parts, which needs a file it can seek. So this thread sees
+        `sorters` CPUs as the load starts (at most 3: the pipe is read front to back), then
+        all of them again: the sorting threads the loader starts later inherit that."""
+        thread = threading.get_native_id()
         cpus = sorted(os.sched_getaffinity(0))
-        if len(cpus) > 3:
-            os.sched_setaffinity(0, cpus[:3])
-        self._store.bulk_load(path=f"/dev/fd/{read_fd}", format=ox.RdfFormat.N_QUADS)
+        os.sched_setaffinity(0, cpus[: max(1, min(sorters, 3))])
+
+        def widen() -> None:
+            with contextlib.suppress(OSError):  # the load may be over
+                os.sched_setaffinity(thread, cpus)
+
+        restore = threading.Timer(_LOADER_SIZED_SECONDS, widen)
+        restore.start()
+        try:
+            self._store.bulk_load(path=f"/dev/fd/{read_fd}", format=ox.RdfFormat.N_QUADS)
+        finally:
+            restore.cancel()
+            widen()
 
     def is_empty(self) -> bool:
         """Whether the store holds no quad at all, in any graph."""

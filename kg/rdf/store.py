@@ -6,6 +6,7 @@ one module that imports pyoxigraph):
 
 - kg.rdf.merge: the default graph holds the merge of the named graphs, each triple once;
 - kg.rdf.journal: writes are journalled, and a writer recovers what a crash cut short;
+- kg.rdf.first_load: into an empty store, one bulk load stored whole at its end (no journal);
 - kg.rdf.snapshots: the writer publishes a checkpoint at the end of each whole write (in an
   ingest, at most about a tenth of its time: `publishing_in_bulk`), and readers beside it
   open the newest one, pinned: they see whole writes only;
