@@ -184,3 +184,25 @@ def test_a_killed_first_ingest_leaves_the_store_empty(tmp_path: Path) -> None:
     ):
         assert resumed.canonical_digest() == reference.canonical_digest()
         assert len(resumed) > 100_000
+
+
+def test_a_rename_moves_an_old_style_arxiv_iri_whole() -> None:
+    """A renamed fallback IRI is moved as GraphStore.rename_iris moves it: the longest
+    renamed IRI first, the nodes beneath it with it, an old-style arXiv id ("hep-th/…", a
+    "/" inside) whole. Only the first path segment was looked up before."""
+    from kg.ingest.aliases import PaperAliases
+    from kg.ingest.identity import Iris
+
+    iris = Iris(BASE)
+    papers = PaperAliases(GraphStore.memory(), iris, deferred=True)
+    old, new = iris.paper_by_arxiv("hep-th/9901001"), iris.paper("a-slug")
+    papers._applied = {old: new}
+    line = f"<{old}/result/1> <urn:x:of> <{old}> <{BASE}graph/g> .\n"
+    other = f"<{iris.paper_by_arxiv('hep-th/9901002')}> <urn:x:p> <{old}x> .\n"
+    assert papers.settled_text(line + other) == (
+        f"<{new}/result/1> <urn:x:of> <{new}> <{BASE}graph/g> .\n" + other
+    )
+    assert papers.rewrite([line.removesuffix(f" <{BASE}graph/g> .\n")]) == [
+        f"<{new}/result/1> <urn:x:of> <{new}>"
+    ]
+    assert papers.names_fallback(other) and not papers.names_fallback(f"<{new}> <urn:x:p> 1 .")

@@ -129,7 +129,10 @@ def test_a_child_that_dies_fails_the_ingest_and_leaves_the_index_dirty(
 
         with pytest.raises(StoreError, match="search index could not be built beside the load"):
             try:
-                Ingestor(store, Iris(BASE), batch_size=20, on_batch=observe).run([str(data)])
+                # batch by batch, so that the store holds the batches written before
+                Ingestor(
+                    store, Iris(BASE), batch_size=20, on_batch=observe, first_load=False
+                ).run([str(data)])
             except BaseException:
                 upkeep.abort()
                 raise

@@ -186,14 +186,14 @@ class Loading(GraphBase):
 
     def compact(self, into: str | os.PathLike[str]) -> Compaction:
         """Write a compact copy of the store into the new directory `into` (`kg compact`):
-        the store dumped and bulk-loaded in one go, about a third smaller than a store built
-        batch by batch, which RocksDB's compactions leave partly uncompressed
+        the store dumped and bulk-loaded in one go, about a third smaller than a small store
+        built batch by batch, which RocksDB's compactions leave partly uncompressed
         (docs/performance.md). The store is only read (its readers are undisturbed); the
         copy appears whole or not at all, with the search index. Returns the bytes on disk
         of the store and of the copy, and the time it took.
 
         >>> with kg.open(tmp / "s", read_only=False) as g:
-        ...     _ = g.ingest([seeds])
+        ...     _ = g.ingest([seeds], first_load=False)
         ...     done = g.compact(tmp / "compact")
         >>> done.bytes_after < done.bytes_before
         True

@@ -204,7 +204,9 @@ def test_a_closing_writer_publishes_again_without_the_tables_compacted_away(
     writer publishes the same data again, and they go."""
     path = write_jsonl(tmp_path / "r.jsonl", records(60, seed=37))
     store = tmp_path / "store"
-    done = run_kg("--store", str(store), "ingest", "--quiet", "--batch-size", "10", str(path))
+    done = run_kg(
+        "--store", str(store), "ingest", "--quiet", "--batch-size", "10", "--in-batches", str(path)
+    )  # batch by batch: a first load leaves nothing for a compaction to take away
     assert done.returncode == 0, done.stderr
     with GraphStore.open(store, read_only=True) as reader:
         sizes = graph_sizes(reader)
