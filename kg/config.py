@@ -21,6 +21,11 @@ MAX_ARRAY_ITEMS = 10_000
 #: (one mapped, one loading). 300,000 took the archive's ingest peak from 4.1 GB to 3.4 GB
 #: for 1.05x the time of 500,000 (docs/performance.md).
 BATCH_QUADS = 300_000
+#: Input (bytes as stored) from which a first ingest into an empty store is one bulk load
+#: (kg.rdf.first_load): 0.61x the time at the archive's scale (593 MB of gzip), but 1.23x at
+#: 20,000 records (79 MB of JSON) and 0.92x at a tenth of the archive (56 MB of gzip), for
+#: twice the memory (docs/performance.md, "One bulk load for a first ingest").
+FIRST_LOAD_FROM = 256 << 20
 #: A request (a paper page, `/suggest`, the MCP tool `suggest`) trains the suggestion model
 #: itself only on a store of at most this many papers with a link (the README store has
 #: 5,502: 5 s of CPU); a larger store's model is trained ahead, by `kg suggest --train`.

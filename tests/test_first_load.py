@@ -164,7 +164,10 @@ def test_a_killed_first_ingest_leaves_the_store_empty(tmp_path: Path) -> None:
     rng = random.Random(5)
     kills = 0
     for _ in range(2):
-        proc = start_kg("--store", str(store_dir), "ingest", str(records_file), "-q", "--no-compact")
+        proc = start_kg(
+            "--store", str(store_dir), "ingest", str(records_file), "-q", "--no-compact",
+            "--first-load",  # by default only inputs of 256 MiB or more
+        )
         time.sleep(rng.uniform(0.8, 2.0))
         if proc.poll() is not None:
             break
@@ -206,3 +209,25 @@ def test_a_rename_moves_an_old_style_arxiv_iri_whole() -> None:
         f"<{new}/result/1> <urn:x:of> <{new}>"
     ]
     assert papers.names_fallback(other) and not papers.names_fallback(f"<{new}> <urn:x:p> 1 .")
+
+
+def test_by_default_only_a_large_input_is_one_load(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`first_load=None` (the CLI's default): batch by batch below FIRST_LOAD_FROM bytes of
+    input, one load from it; never from stdin."""
+    import kg.ingest.ingestor
+
+    path = str(synth_file(tmp_path / "r.jsonl", 60, seed=3))
+    loads: list[str] = []
+    monkeypatch.setattr(
+        GraphStore, "write_batch", lambda self, *a, **k: loads.append("batch")
+    )
+    with GraphStore.open(tmp_path / "small") as store:
+        ingest(store, [path], base_iri=BASE)
+        assert loads  # batch by batch (the batches' writes are left out here)
+    loads.clear()
+    monkeypatch.setattr(kg.ingest.ingestor, "FIRST_LOAD_FROM", 1)
+    with GraphStore.open(tmp_path / "large") as store:
+        report = ingest(store, [path], base_iri=BASE)
+        assert not loads and len(store) > 0 and report.added == 60

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from kg.config import BATCH_QUADS, MAX_ARRAY_ITEMS
+from kg.config import BATCH_QUADS, FIRST_LOAD_FROM, MAX_ARRAY_ITEMS
 from kg.errors import KgError, RecordError, StoreError, UsageError
 from kg.ingest.aliases import PaperAliases
 from kg.ingest.dumps import DUMP_KINDS
@@ -135,10 +135,11 @@ class Ingestor:
         on_batch: Callable[[WrittenBatch], None] | None = None,
         on_written: Callable[[], None] | None = None,
         compact_from: int | None = COMPACT_FROM,
-        first_load: bool = True,
+        first_load: bool | None = None,
     ) -> None:
         self.compact_from = compact_from  # see GraphStore.compact_if_it_pays
-        # into an empty store, one bulk load of the whole run (kg.rdf.first_load)
+        # into an empty store, one bulk load of the whole run (kg.rdf.first_load): always
+        # (True), never (False), or for inputs of FIRST_LOAD_FROM bytes or more (None)
         self.first_load = first_load
         self.licence, self.attribution = check_options(
             kind=kind, snapshot=snapshot, licence=licence, attribution=attribution
@@ -565,14 +566,20 @@ class Ingestor:
     def _ingest(self, names: list[str]) -> None:
         return_freed_memory()
         self._stored_before = self.store.holds_graphs()
-        # stdin cannot be read twice, which a failed first load needs (`_load_first`)
-        if self.first_load and "-" not in names and self.store.can_load_first():
+        if self._loads_first(names):
             try:
                 self._load_first(names)
                 return
             except FirstLoadError:
                 self._again_in_batches()
         self._write_all(self._units(self._items(names)))
+
+    def _loads_first(self, names: list[str]) -> bool:
+        """Whether this run is one bulk load (see `first_load`). Not from stdin: it cannot
+        be read twice, which a failed first load needs (`_again_in_batches`)."""
+        if self.first_load is False or "-" in names or not self.store.can_load_first():
+            return False
+        return self.first_load is True or (ReadPosition(names).total or 0) >= FIRST_LOAD_FROM
 
     def _load_first(self, names: list[str]) -> None:
         """The whole run as one bulk load into the empty store (kg.rdf.first_load); the

@@ -37,7 +37,7 @@ class Loading(GraphBase):
         on_progress: Callable[[IngestReport], None] | None = None,
         compact: bool = True,
         compact_in_spare_time: bool = False,
-        first_load: bool = True,
+        first_load: bool | None = None,
     ) -> IngestReport:
         """Load paper records and Papers-with-Code dumps (files, directories, `-` for stdin)
         into a writable store (`kg ingest`); the search index follows. Identical records are
@@ -46,9 +46,10 @@ class Loading(GraphBase):
         afterwards (`report.compaction`; see kg.rdf.store.COMPACT_FROM). With
         `compact_in_spare_time`, the store's background compaction runs at the lowest CPU
         priority from now on, in this whole process (it cannot be raised again): for a
-        process whose job is this ingest, as `kg ingest`'s (docs/performance.md). With
-        `first_load`, an ingest into an empty store is one bulk load, stored whole at its end
-        or not at all (kg.rdf.first_load); without it, batch by batch, as into any store.
+        process whose job is this ingest, as `kg ingest`'s (docs/performance.md). An ingest
+        into an empty store is one bulk load, stored whole at its end or not at all
+        (kg.rdf.first_load), with `first_load=True`, or by default for inputs of 256 MiB or
+        more (kg.config.FIRST_LOAD_FROM); else batch by batch, as into any store.
 
         >>> with kg.open(memory=True) as scratch:
         ...     report = scratch.ingest([seeds])
