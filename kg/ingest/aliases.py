@@ -34,6 +34,7 @@ from collections.abc import Callable
 from kg.ingest.identity import Iris, title_key
 from kg.rdf.results import SelectResult
 from kg.rdf.store import GraphStore
+from kg.rdf.terms import renamed_iri
 from kg.rdf.vocab import KG, STD
 
 _ARXIV_ID = KG.arxivId[1:-1]
@@ -244,16 +245,9 @@ class PaperAliases:
     @staticmethod
     def _mover(renames: dict[str, str]) -> Callable[[re.Match[str]], str]:
         def moved(match: re.Match[str]) -> str:
-            # the longest renamed IRI that is this one or a prefix of it ending before a "/"
-            # (what GraphStore.rename_iris moves): `…/arxiv/hep-th/9901001` is one id
-            value = match.group(1)
-            cut = len(value)
-            while cut > 0:
-                old = value[:cut]
-                if old in renames:
-                    return f"<{renames[old]}{value[cut:]}>"
-                cut = value.rfind("/", 0, cut)
-            return match.group(0)
+            # as GraphStore.rename_iris moves it
+            new = renamed_iri(match.group(1), renames)
+            return match.group(0) if new is None else f"<{new}>"
 
         return moved
 

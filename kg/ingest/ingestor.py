@@ -593,7 +593,6 @@ class Ingestor:
             ):
                 self._loading, self._held = load, held
                 self._write_all(self._units(self._items(names)))
-                self._held = None  # what is fed now is fed whole
                 self._feed_held(load, held)
         finally:
             self._loading = self._held = None

@@ -37,6 +37,7 @@ from kg.rdf.results import (
     SelectStream,
     Term,
 )
+from kg.rdf.terms import renamed_iri
 from kg.rdf.vocab import JOURNAL_GRAPH, KG, QUERY_PREFIXES
 
 
@@ -273,10 +274,6 @@ class Engine:
         """Whether the store holds no quad at all, in any graph."""
         return next(iter(self._store.quads_for_pattern(None, None, None, None)), None) is None
 
-    def clear(self) -> None:
-        """Remove every quad of every graph."""
-        self._store.clear()
-
     def bulk_load(self, data: bytes, fmt: str) -> None:
         """Load RDF in any format with the bulk loader (not atomic across its files)."""
         try:
@@ -371,17 +368,10 @@ class Engine:
         if not found:
             return 0
         def moved(term: Any) -> Any:
-            # the longest `old` that is the IRI or a prefix of it ending before a "/": one
-            # lookup per cut, not a scan of every rename for each term (395 renames of the
-            # real slices made that 20 CPU-s)
             if isinstance(term, ox.NamedNode):
-                value = term.value
-                cut = len(value)
-                while cut > 0:
-                    old = value[:cut]
-                    if old in renames:
-                        return ox.NamedNode(renames[old] + value[cut:])
-                    cut = value.rfind("/", 0, cut)
+                new = renamed_iri(term.value, renames)
+                if new is not None:
+                    return ox.NamedNode(new)
             return term
 
         def data(quads: Iterable[ox.Quad]) -> str:

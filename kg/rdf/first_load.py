@@ -70,7 +70,6 @@ class FirstLoad:
         with contextlib.suppress(OSError):  # a smaller pipe only costs wake-ups
             fcntl.fcntl(self._write_fd, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
         self._error: BaseException | None = None
-        self.quads_fed = 0
         self._thread = threading.Thread(target=self._load, name="kg-first-load", daemon=True)
         self._thread.start()
 

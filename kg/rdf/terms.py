@@ -7,6 +7,7 @@ ingest run close to Oxigraph's bulk loader. Everything here is pure and total.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from kg.rdf.vocab import XSD
 
@@ -87,3 +88,18 @@ def segment(value: str) -> str:
     'müller'
     """
     return _SEGMENT_UNSAFE.sub(_escape_iri_char, value)
+
+
+def renamed_iri(value: str, renames: Mapping[str, str]) -> str | None:
+    """`value` moved by `renames` (old IRI -> new): by the longest old IRI that is `value`
+    or a prefix of it ending before a "/" (the nodes minted beneath a renamed IRI move with
+    it; an old-style arXiv id such as `hep-th/9901001` is one IRI). None if none applies.
+    One lookup per cut, not a scan of every rename (395 renames of the real slices made a
+    scan 20 CPU-s)."""
+    cut = len(value)
+    while cut > 0:
+        old = value[:cut]
+        if old in renames:
+            return renames[old] + value[cut:]
+        cut = value.rfind("/", 0, cut)
+    return None
