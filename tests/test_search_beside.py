@@ -69,15 +69,22 @@ def methods_dump(tmp_path: Path) -> Path:
     return path
 
 
-@pytest.mark.parametrize("kept", [beside.KEPT, 7])
+@pytest.mark.parametrize(("kept", "commit_every"), [(beside.KEPT, beside.COMMIT_EVERY), (7, 5)])
 def test_the_index_built_beside_the_load_is_the_rebuilds(
-    tmp_path: Path, seed_paths: list[Path], kept: int, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    seed_paths: list[Path],
+    kept: int,
+    commit_every: int,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Small batches name the same authors and methods again; then a methods dump gives
     methods the records named their descriptions (their documents made again). The index the child built equals a rebuild
     from the store, document by document and field by field; with the entities the child
-    keeps in memory bounded too (7: they go to its spill file after almost every batch)."""
+    keeps in memory bounded too (7: they go to its spill file after almost every batch),
+    and the child's own commits after almost every batch (5 documents: documents made again
+    replace committed ones)."""
     monkeypatch.setattr(beside, "KEPT", kept)
+    monkeypatch.setattr(beside, "COMMIT_EVERY", commit_every)
     data = tmp_path / "records.jsonl"
     write_records(data)
     path = tmp_path / "store"
@@ -143,8 +150,9 @@ def test_a_child_that_dies_fails_the_ingest_and_leaves_the_index_dirty(
 
 def test_a_child_whose_parent_went_away_commits_nothing(tmp_path: Path) -> None:
     """The frames end without the end frame (the ingest died): the child exits without its
-    commit, and the index keeps the dirty mark the ingest committed first. The same frames
-    with the end frame commit the paper's document."""
+    last commit, and the index keeps the dirty mark the ingest committed first, whether or not
+    the child committed documents on the way. The same frames with the end frame commit the
+    paper's document, and the index is clean."""
     paper = f"<{BASE}paper/p>"
     lines = (f'{paper} {STD.title} "Lost" <{BASE}g> .\n'
              f"{paper} {STD.type} {KG.Paper} <{BASE}g> .\n").encode()
@@ -152,19 +160,23 @@ def test_a_child_whose_parent_went_away_commits_nothing(tmp_path: Path) -> None:
     def frame(kind: bytes, payload: bytes = b"") -> bytes:
         return kind + len(payload).to_bytes(8, "big") + payload
 
-    for name, frames, status in (("cut", frame(b"D", lines) + frame(b"T"), 3),
-                                 ("whole", frame(b"D", lines) + frame(b"T") + frame(b"E"), 0)):
+    cut, whole = frame(b"D", lines) + frame(b"T"), frame(b"D", lines) + frame(b"T") + frame(b"E")
+    for name, frames, commit_every, status in (("cut", cut, beside.COMMIT_EVERY, 3),
+                                               ("cut-committed", cut, 1, 3),
+                                               ("whole", whole, beside.COMMIT_EVERY, 0)):
         index = Index.create(tmp_path / name)
         writer = Writer(index)
         writer.begin()
         writer.close()
         del writer  # the child is the only writer
         out = io.BytesIO()
-        assert serve(tmp_path / name, io.BytesIO(frames), out) == status
+        assert serve(tmp_path / name, io.BytesIO(frames), out, commit_every=commit_every) == status
         again = Index.open(tmp_path / name)
         if status:
+            # committed on the way or not, the index is still marked dirty: a reader rebuilds
             assert out.getvalue() == b""
-            assert again.state()["state"] == "dirty" and again.doc_count() == 0
+            assert again.state()["state"] == "dirty"
+            assert again.doc_count() == (commit_every == 1)
         else:
             assert json.loads(out.getvalue())["indexed"] == 1
             assert again.state()["state"] == "clean" and again.doc_count() == 1
