@@ -21,6 +21,10 @@ MAX_ARRAY_ITEMS = 10_000
 #: (one mapped, one loading). 300,000 took the archive's ingest peak from 4.1 GB to 3.4 GB
 #: for 1.05x the time of 500,000 (docs/performance.md).
 BATCH_QUADS = 300_000
+#: ...and a batch of a first load (kg.rdf.first_load) at this many: every batch streams
+#: into the one load, so a batch is only what the mapping holds before it is sent. At a
+#: tenth of the archive, 100,000 against 300,000: a peak 200 MB lower, the same time.
+FIRST_LOAD_BATCH_QUADS = 100_000
 #: Input (bytes as stored) from which a first ingest into an empty store is one bulk load
 #: (kg.rdf.first_load): 0.61x the time at the archive's scale (593 MB of gzip), but 1.23x at
 #: 20,000 records (79 MB of JSON) and 0.92x at a tenth of the archive (56 MB of gzip), for

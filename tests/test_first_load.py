@@ -231,3 +231,29 @@ def test_by_default_only_a_large_input_is_one_load(
     with GraphStore.open(tmp_path / "large") as store:
         report = ingest(store, [path], base_iri=BASE)
         assert not loads and len(store) > 0 and report.added == 60
+
+
+def test_a_first_load_streams_smaller_batches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A first load closes its batches at FIRST_LOAD_BATCH_QUADS, below the `batch_quads`
+    of a batch-by-batch ingest: they all stream into the one load, so a batch is only what
+    the mapping holds before it is sent (the command's peak memory)."""
+    import kg.ingest.ingestor as ingestor
+
+    sizes: list[int] = []
+    feed = ingestor.Ingestor._feed
+
+    def feeding(self: Any, load: Any, data: list[bytes], merges: list[bytes]) -> None:
+        sizes.append(sum(part.count(b"\n") for part in data))
+        feed(self, load, data, merges)
+
+    monkeypatch.setattr(ingestor.Ingestor, "_feed", feeding)
+    monkeypatch.setattr(ingestor, "FIRST_LOAD_BATCH_QUADS", 4_000)
+    path = str(write_jsonl(tmp_path / "r.jsonl", list(records(300, seed=4, generator="wide"))))
+    _, quads, report = _ingested(
+        tmp_path / "one", [path], first_load=True, batch_quads=10**6, batch_size=10**6
+    )
+    assert report.added == 300 and quads > 5 * 4_000
+    assert len(sizes) >= 5 and sum(sizes) <= quads
+    assert max(sizes) < 4_000 + 3_000  # the cap, and the record that crossed it

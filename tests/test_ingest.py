@@ -91,6 +91,23 @@ def test_duplicates_in_one_batch(tmp_path: Path, seed_records: list[dict[str, An
     assert errors[0].startswith(f"{path}:line 3")
 
 
+def test_a_duplicate_in_another_file_names_the_first_file(
+    tmp_path: Path, seed_records: list[dict[str, Any]]
+) -> None:
+    conflicting = copy.deepcopy(seed_records[0])
+    conflicting["title"] = "Another title"
+    first = write_jsonl(tmp_path / "a.jsonl", [seed_records[1], seed_records[0]])
+    second = write_jsonl(tmp_path / "b.jsonl", [conflicting])
+    errors: list[str] = []
+    report = ingest(GraphStore.memory(), [str(first), str(second)], base_iri=BASE,
+                    on_error=lambda e: errors.append(str(e)))
+    assert (report.added, report.rejected) == (2, 1)
+    assert errors == [
+        f"{second}:line 1: duplicate record for paper/attention-module-is-not-only-a-weight "
+        f"with different content; the first one ({first}:line 2) was kept"
+    ]
+
+
 def test_strict_writes_nothing_on_error(tmp_path: Path, seed_records: list[dict[str, Any]]) -> None:
     bad = copy.deepcopy(seed_records[1])
     bad["authors"] = "nobody"
