@@ -28,7 +28,8 @@ FIRST_LOAD_BATCH_QUADS = 100_000
 #: Input (bytes as stored) from which a first ingest into an empty store is one bulk load
 #: (kg.rdf.first_load): 0.61x the time at the archive's scale (593 MB of gzip), but 1.23x at
 #: 20,000 records (79 MB of JSON) and 0.92x at a tenth of the archive (56 MB of gzip), for
-#: twice the memory (docs/performance.md, "One bulk load for a first ingest").
+#: more memory: twice at 20,000 records, 3.7-3.8 against 3.5 GB for the archive
+#: (docs/performance.md, "One bulk load for a first ingest").
 FIRST_LOAD_FROM = 256 << 20
 #: A request (a paper page, `/suggest`, the MCP tool `suggest`) trains the suggestion model
 #: itself only on a store of at most this many papers with a link (the README store has

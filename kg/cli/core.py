@@ -100,7 +100,7 @@ def ingest(
         typer.Option(
             "--first-load/--in-batches",
             help="Into an empty store: one bulk load, stored whole at its end or not at all "
-            "(0.61x the time for the whole archive, twice the memory, a larger store), or "
+            "(0.61x the time for the whole archive, more memory, a larger store), or "
             "batch by batch, as into any store (readers see each batch as it lands, a crash "
             "keeps the batches written). Default: one load for inputs of 256 MiB or more.",
             show_default=False,
