@@ -7,7 +7,6 @@ the record and the field; the rest of the batch still lands).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import sys
@@ -30,6 +29,7 @@ from kg.ingest.reader import Item, ReadPosition, expand, gzip_date, read_items
 from kg.ingest.report import IngestReport as IngestReport
 from kg.ingest.report import WrittenBatch as WrittenBatch
 from kg.ingest.report import ingest_time as ingest_time
+from kg.ingest.seen import SeenGraphs
 from kg.ingest.values import iso_date
 from kg.rdf.first_load import FirstLoad, FirstLoadError
 from kg.rdf.limits import rare_full_collections, return_freed_memory
@@ -160,11 +160,7 @@ class Ingestor:
         self.on_written = on_written
         self.report = IngestReport()
         self.ingested_at = ingest_time()
-        # graph -> its first unit in this run, as one bytes object (`_first_seen`): the graph
-        # and its content as 16-byte digests, the unit's file by number and its locator (the
-        # archive's 952,139 graphs: about 500 MB as text, 253 MB as tuples, 149 MB so)
-        self._seen: dict[bytes, bytes] = {}
-        self._sources: dict[str, int] = {}  # file -> its number in `_seen`'s values
+        self._seen = SeenGraphs()  # the graphs of this run, for its duplicates
         self._shared_written: set[str] = set()  # entities-graph triples written in this run
         # (the load, its units, the graphs it replaces, the quads it writes, their N-Quads)
         self._in_flight: (
@@ -445,18 +441,13 @@ class Ingestor:
     def _dedupe(self, unit: _Unit) -> bool:
         """False when the run already had this graph: identical is unchanged, else a conflict."""
         m = unit.mapped
-        graph, content = _digest(m.graph), _digest(m.content_hash)
-        earlier = self._seen.get(graph)
+        earlier = self._seen.see(m.graph, m.content_hash, unit.source, unit.locator)
         if earlier is None:
-            source = self._sources.setdefault(unit.source, len(self._sources))
-            self._seen[graph] = b"".join(
-                (content, source.to_bytes(4, "big"), unit.locator.encode("utf-8", "surrogatepass"))
-            )
             return True
-        if earlier[:16] == content:
+        if earlier.same:
             self.report.unchanged += 1
         else:
-            where = self._first_seen(earlier)
+            where = earlier.where
             self._reject(
                 RecordError(
                     f"duplicate record for {self.iris.local_key(m.subject)} with different "
@@ -466,12 +457,6 @@ class Ingestor:
                 )
             )
         return False
-
-    def _first_seen(self, seen: bytes) -> str:
-        """Where the unit `_seen` keeps as `seen` was read: "file:locator"."""
-        number = int.from_bytes(seen[16:20], "big")
-        source = next(s for s, n in self._sources.items() if n == number)
-        return f"{source}:{seen[20:].decode('utf-8', 'surrogatepass')}".rstrip(":")
 
     def run(self, paths: list[str]) -> IngestReport:
         """Ingest everything in `paths` (files, directories, `-`).
@@ -696,11 +681,6 @@ class Ingestor:
 
 #: The first batch of a run holds this share of `batch_quads`; each next one twice the last.
 FIRST_BATCH_SHARE = 8
-
-
-def _digest(text: str) -> bytes:
-    """16 bytes that stand for `text` in a run's memory (BLAKE2b: no collision in practice)."""
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 def ingest(store: GraphStore, paths: list[str], *, base_iri: str, **options: Any) -> IngestReport:
