@@ -26,6 +26,8 @@ class Earlier:
 
 
 class SeenGraphs:
+    """A run's graphs, each seen once with its content and where it was read."""
+
     def __init__(self) -> None:
         self._first: dict[bytes, bytes] = {}  # graph -> content, file number, locator
         self._files: dict[str, int] = {}

@@ -5,8 +5,8 @@ from the store once the load was done, on the ingest's own interpreter: 23-44 % 
 command's wall time. Here each written batch's N-Quads (the very bytes the store loaded)
 go down a pipe to a child process, which picks the text lines out of them (`LineDocuments`),
 makes the documents of the entities the batch gave text, a class or a graph, and adds them
-to the index while the ingest maps and loads the next batch. At the end only the child's
-commit is left.
+to the index while the ingest maps and loads the next batch, committing as it goes. At
+the end only the child's last commit is left.
 
 - The documents are those a rebuild makes from the store (`kg.search.documents.document`
   is canonical: the same texts in any order give the same document).
