@@ -10,6 +10,7 @@ import io
 import json
 import os
 import signal
+import time
 from pathlib import Path
 from typing import Any
 
@@ -69,34 +70,49 @@ def methods_dump(tmp_path: Path) -> Path:
     return path
 
 
-@pytest.mark.parametrize(("kept", "commit_every"), [(beside.KEPT, beside.COMMIT_EVERY), (7, 5)])
+@pytest.mark.parametrize(
+    ("kept", "commit_every", "behind"),
+    [(beside.KEPT, beside.COMMIT_EVERY, beside.BEHIND), (7, 5, 1)],
+)
 def test_the_index_built_beside_the_load_is_the_rebuilds(
     tmp_path: Path,
     seed_paths: list[Path],
     kept: int,
     commit_every: int,
+    behind: int,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Small batches name the same authors and methods again; then a methods dump gives
-    methods the records named their descriptions (their documents made again). The index the child built equals a rebuild
-    from the store, document by document and field by field; with the entities the child
-    keeps in memory bounded too (7: they go to its spill file after almost every batch),
-    and the child's own commits after almost every batch (5 documents: documents made again
-    replace committed ones)."""
+    methods the records named their descriptions (their documents made again). The index
+    the child built equals a rebuild from the store, document by document and field by
+    field; with the entities the child keeps in memory bounded too (7: they go to its spill
+    file after almost every batch), the child's own commits after almost every batch (5
+    documents: documents made again replace committed ones), and the batches it may leave
+    unread bounded to one (each batch's file waits until the child removed the one before)."""
     monkeypatch.setattr(beside, "KEPT", kept)
     monkeypatch.setattr(beside, "COMMIT_EVERY", commit_every)
+    monkeypatch.setattr(beside, "BEHIND", behind)
     data = tmp_path / "records.jsonl"
     write_records(data)
     path = tmp_path / "store"
+    unread: list[int] = []
     with GraphStore.open(path) as store:
         upkeep = Upkeep(store, path)
         upkeep.begin()
         assert upkeep.beside is not None  # an empty store: the child builds the index
-        report = Ingestor(store, Iris(BASE), batch_size=13, on_batch=upkeep.observe).run(
+        spool = upkeep.beside.spool
+
+        def observe(batch: WrittenBatch) -> None:
+            unread.append(len(os.listdir(spool)))
+            upkeep.observe(batch)
+
+        report = Ingestor(store, Iris(BASE), batch_size=13, on_batch=observe).run(
             [str(data), *map(str, seed_paths)]
         )
-        Ingestor(store, Iris(BASE), on_batch=upkeep.observe).run([str(methods_dump(tmp_path))])
+        Ingestor(store, Iris(BASE), on_batch=observe).run([str(methods_dump(tmp_path))])
         upkeep.finish()
+        assert not spool.exists()  # every batch's file read, the folder removed
+        assert len(unread) > 5 and (max(unread) <= 1 if behind == 1 else True)
         assert upkeep.child["remade"] > 10  # entities named again in a later batch
         assert (upkeep.child["spilled"] > 5) == (kept == 7)
         rebuild(store, tmp_path / "copy")
@@ -126,7 +142,7 @@ def test_a_child_that_dies_fails_the_ingest_and_leaves_the_index_dirty(
         upkeep = Upkeep(store, path)
         upkeep.begin()
         assert upkeep.beside is not None
-        child = upkeep.beside.proc
+        child, spool = upkeep.beside.proc, upkeep.beside.spool
 
         def observe(batch: WrittenBatch) -> None:
             upkeep.observe(batch)
@@ -143,9 +159,34 @@ def test_a_child_that_dies_fails_the_ingest_and_leaves_the_index_dirty(
             except BaseException:
                 upkeep.abort()
                 raise
+        assert not spool.exists()  # the batches the child had not read: removed
         assert Index.open(index_path(path)).state()["state"] == "dirty"
         index = open_index(store, path, quiet=True)  # a reader: the index is rebuilt
         assert index.state()["state"] == "clean" and index.doc_count() > 50
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="priorities via /proc")
+def test_the_child_indexes_at_the_lowest_priority(tmp_path: Path, seed_paths: list[Path]) -> None:
+    """The child lowers its own priority first thing (its threads inherit it): it indexes
+    in the time the ingest leaves, and still builds the whole index."""
+
+    def nice(pid: int) -> int:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8")
+        return int(stat[stat.rindex(")") + 2 :].split()[16])
+
+    path = tmp_path / "store"
+    with GraphStore.open(path) as store:
+        upkeep = Upkeep(store, path)
+        upkeep.begin()
+        assert upkeep.beside is not None
+        child = upkeep.beside.proc.pid
+        Ingestor(store, Iris(BASE), on_batch=upkeep.observe).run(list(map(str, seed_paths)))
+        deadline = time.monotonic() + 60  # it is still there: it waits for the end frame
+        while (seen := nice(child)) == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)  # still starting (its imports)
+        upkeep.finish()
+    assert seen == beside.CHILD_NICENESS == 19
+    assert upkeep.indexed > 10
 
 
 def test_a_child_whose_parent_went_away_commits_nothing(tmp_path: Path) -> None:

@@ -32,7 +32,7 @@ from kg.ingest.report import ingest_time as ingest_time
 from kg.ingest.seen import SeenGraphs
 from kg.ingest.values import iso_date
 from kg.rdf.first_load import FirstLoad, FirstLoadError
-from kg.rdf.limits import rare_full_collections, return_freed_memory
+from kg.rdf.limits import lower_this_thread, rare_full_collections, return_freed_memory
 from kg.rdf.merge import merge_lines
 from kg.rdf.store import COMPACT_FROM, GraphStore
 
@@ -112,6 +112,12 @@ class _Unit:
     mapped: Mapped
     source: str
     locator: str
+
+
+def _count_behind(store: GraphStore) -> int:
+    """The store's quads, counted at the lowest priority (see `Ingestor.run`)."""
+    lower_this_thread()
+    return store.count()
 
 
 class Ingestor:
@@ -494,16 +500,20 @@ class Ingestor:
         timings["mapping"] = (
             ingested - checked - timings["waiting_for_load"] - timings["search_index"]
         )
-        if self.on_written is not None:
-            # counting reads the whole store (23 s at the archive's size): beside the search
-            # index's finish, which mostly waits on its own process, it costs no wall time
-            with ThreadPoolExecutor(max_workers=1, thread_name_prefix="kg-count") as counter:
-                counted = counter.submit(self.store.count)
+        # The compaction (one core: RocksDB compacts index after index) runs beside what
+        # else ends the run: the search index's finish, which a first ingest's child does
+        # mostly now (it indexes at the lowest priority, kg.search.beside), and the count of
+        # the store (a scan of every index: 23 s at the archive's size), both below the
+        # compaction's priority, which the command waits on longest.
+        with ThreadPoolExecutor(max_workers=2, thread_name_prefix="kg-end") as ending:
+            compacted = ending.submit(
+                self.store.compact_if_it_pays, grown_from, at_least=self.compact_from
+            )
+            if self.on_written is not None:
+                counted = ending.submit(_count_behind, self.store)
                 self.on_written()
                 self.report.store_quads = counted.result()
-        self.report.compaction = self.store.compact_if_it_pays(
-            grown_from, at_least=self.compact_from
-        )
+            self.report.compaction = compacted.result()
         self.report.seconds = time.perf_counter() - start
         if self.strict:
             timings["strict_check"] = checked - start

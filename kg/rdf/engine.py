@@ -99,8 +99,11 @@ def _ox_term(term: Term) -> ox.NamedNode | ox.Literal | ox.BlankNode:
 #: What RocksDB (inside Oxigraph) names the threads that compact a store: the LOW pool of
 #: one environment that every store of a process shares, started when the first store opens.
 COMPACTION_THREAD = "rocksdb:low"
-#: The lowest CPU priority of a Linux thread (its nice value).
-LOWEST_PRIORITY = 19
+#: The compaction threads' CPU priority during an ingest (a nice value): below the mapping
+#: and the load (0), above the search index's child (19, kg.search.beside), so that at the
+#: run's end, when the command waits on the compaction, the compaction comes first. During
+#: the batches 10, 15 and 19 gave the same times (docs/performance.md).
+COMPACTION_NICENESS = 10
 
 
 #: How long a bulk load takes to size itself by its thread's CPUs (it does so first thing):
@@ -109,14 +112,15 @@ _LOADER_SIZED_SECONDS = 0.5
 
 
 def lower_compaction_priority(tasks: Path = Path("/proc/self/task")) -> int:
-    """Run the engine's compaction threads at the lowest CPU priority, for the rest of this
-    process; returns how many threads it lowered (none where there is no `/proc`).
+    """Run the engine's compaction threads at a low CPU priority (COMPACTION_NICENESS), for
+    the rest of this process; returns how many threads it lowered (none where there is no
+    `/proc`).
 
     A bulk ingest lands each batch as new sorted files over the whole key range, and
     RocksDB rewrites the store's upper level each time two of them pile up: at normal
     priority that compaction took a quarter of `kg ingest`'s CPU on 2 cores, taken from the
-    mapping and the load. At the lowest it runs in the time they leave and merges more
-    files at once, so it does less work (docs/performance.md). An unprivileged process
+    mapping and the load. Lowered, it runs in the time they leave and merges more files at
+    once, so it does less work (docs/performance.md). An unprivileged process
     cannot raise a priority again, so only a process whose job is the ingest asks."""
     lowered = 0
     try:
@@ -127,7 +131,7 @@ def lower_compaction_priority(tasks: Path = Path("/proc/self/task")) -> int:
         try:
             name = (tasks / tid / "comm").read_text(encoding="utf-8", errors="replace").strip()
             if name == COMPACTION_THREAD:
-                os.setpriority(os.PRIO_PROCESS, int(tid), LOWEST_PRIORITY)
+                os.setpriority(os.PRIO_PROCESS, int(tid), COMPACTION_NICENESS)
                 lowered += 1
         except (OSError, ValueError):  # the thread ended meanwhile, or no such call here
             continue

@@ -19,6 +19,7 @@ import os
 import resource
 import signal
 import sys
+import threading
 from collections.abc import Callable, Iterator
 
 from kg.errors import MemoryLimitError
@@ -78,6 +79,14 @@ def quiet_native_stderr() -> None:
 
 #: glibc's mallopt parameter numbers (malloc.h)
 _M_TRIM_THRESHOLD = -1
+
+
+def lower_this_thread() -> None:
+    """Run the calling thread at the lowest CPU priority (nice 19) for the rest of its life,
+    behind whatever the command waits on first (Linux threads each have their own priority;
+    elsewhere nothing changes)."""
+    with contextlib.suppress(AttributeError, OSError):
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
 
 
 def return_freed_memory() -> None:

@@ -16,9 +16,15 @@ the end only the child's last commit is left.
   child that reads the pipe's end without the end frame exits without its last commit:
   the index stays dirty (the child commits every COMMIT_EVERY documents on the way, each
   of those leaving it marked dirty), and the next reader rebuilds it.
-- Frames on the pipe: one byte of kind, eight of length (big-endian), the payload.
-  `D` N-Quads bytes; `R` renames (JSON, old -> new); `T` the batch is whole (make its
-  documents); `E` the end (commit clean, answer `{"indexed": n}` on stdout).
+- Frames: one byte of kind, eight of length (big-endian), the payload. `D` N-Quads bytes;
+  `R` renames (JSON, old -> new); `T` the batch is whole (make its documents); `E` the end
+  (commit clean, answer `{"indexed": n}` on stdout); `F` a file of a batch's frames (its
+  path), which the child reads and removes.
+- The child runs at the lowest CPU priority, so it indexes in the time the mapping and the
+  load leave: on 2 cores little during the batches, and most at the run's end, beside the
+  compaction, which runs on one core (docs/performance.md, "The index in the time the load
+  leaves"). Meanwhile the batches it has not read wait in files in the temporary folder
+  (`tempfile`, TMPDIR), not in memory, up to BEHIND bytes; past that the ingest waits.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import json
 import marshal
+import os
 import queue
 import re
 import resource
@@ -35,6 +42,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import deque
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -65,9 +73,14 @@ _NEEDLE = re.compile(
     b"> (" + b"|".join(re.escape(p.encode()) for p in (*_LINE_ROLE, STD.type)) + b") "
 )
 _HEADER = 9
-#: Batches the parent may queue for the child before the ingest waits for it (each about
-#: 100 MB of N-Quads at the archive's scale; the child keeps up: 12 s of waiting there).
-QUEUED = 1
+#: Bytes of batches handed to the child and not yet read by it, at most (in files, see the
+#: module docstring); past them the ingest waits for the child. On 2 cores the child, at
+#: the lowest priority, fell behind by 351 MB at 20,000 records and 502 MB at a tenth of the
+#: archive, and caught up beside the compaction.
+BEHIND = 1 << 30
+#: The child's nice value: the lowest priority (the compaction's threads run at 10, so in
+#: the run's last seconds the compaction, which the command waits on, comes first).
+CHILD_NICENESS = 19
 #: Entities the child keeps in memory between batches; past it, what it knows of them goes
 #: to a spill file (SQLite, in the temporary folder) and is read back when a later batch
 #: names one again. Unbounded, the child held the whole store's text (as a rebuild does).
@@ -319,6 +332,23 @@ def _frames(stream: IO[bytes]) -> Iterator[tuple[bytes, bytes]]:
         yield header[:1], payload
 
 
+def _frame(kind: bytes, payload: bytes) -> bytes:
+    return kind + len(payload).to_bytes(_HEADER - 1, "big")
+
+
+def _unspooled(frames: Iterator[tuple[bytes, bytes]]) -> Iterator[tuple[bytes, bytes]]:
+    """`frames`, each `F` frame replaced by the frames of the file it names, which is then
+    removed (the parent counts a batch read once its file is gone)."""
+    for kind, payload in frames:
+        if kind != b"F":
+            yield kind, payload
+            continue
+        spooled = Path(payload.decode("utf-8"))
+        with spooled.open("rb") as f:
+            yield from _frames(f)
+        spooled.unlink(missing_ok=True)
+
+
 def serve(
     index_dir: Path,
     stream: IO[bytes],
@@ -338,7 +368,7 @@ def serve(
     uncommitted = 0  # documents added or replaced since the child's last commit
     seconds = dict.fromkeys(("reading", "commit"), 0.0)
     clock = time.perf_counter()
-    for kind, payload in _frames(stream):
+    for kind, payload in _unspooled(_frames(stream)):
         if kind == b"D":
             lines.feed_nquads(payload)
         elif kind == b"R":
@@ -377,6 +407,8 @@ def _status() -> list[str]:
 
 
 def main() -> None:
+    with contextlib.suppress(AttributeError, OSError):  # no os.nice on this platform: as is
+        os.nice(CHILD_NICENESS)  # its threads (Tantivy's) start later and inherit it
     with rare_full_collections():  # its own process: the spill's maps live to its end
         status = serve(Path(sys.argv[1]), sys.stdin.buffer, sys.stdout.buffer,
                        int(sys.argv[2]), int(sys.argv[3]))
@@ -397,7 +429,13 @@ class BesideBuilder:
             stdout=subprocess.PIPE,
             stderr=self._log,
         )
-        self._queue: queue.Queue[list[tuple[bytes, bytes]] | None] = queue.Queue(QUEUED)
+        # one batch handed over at a time: the sender writes it to a file in `_spool`
+        self._queue: queue.Queue[list[tuple[bytes, bytes]] | None] = queue.Queue(1)
+        self._spool = tempfile.TemporaryDirectory(
+            prefix="kg-search-feed-", ignore_cleanup_errors=True
+        )
+        self.spool = Path(self._spool.name)  # the batches the child has not read yet
+        self.waited = 0.0  # seconds the sender waited for the child (BEHIND)
         self.error: BaseException | None = None
         self._sender = threading.Thread(target=self._send, name="kg-index-feed", daemon=True)
         self._sender.start()
@@ -405,11 +443,36 @@ class BesideBuilder:
     def _send(self) -> None:
         stdin = self.proc.stdin
         assert stdin is not None
+        unread: deque[tuple[Path, int]] = deque()  # batch files the child has not removed
+        behind = 0  # their bytes
+        written = 0
         try:
             while (frames := self._queue.get()) is not None:
-                for kind, payload in frames:
-                    stdin.write(kind + len(payload).to_bytes(_HEADER - 1, "big"))
-                    stdin.write(payload)
+                if any(kind == b"E" for kind, _ in frames):  # the end: straight down the pipe
+                    stdin.writelines(_frame(kind, payload) + payload for kind, payload in frames)
+                    stdin.flush()
+                    continue
+                size = sum(_HEADER + len(payload) for _, payload in frames)
+                started = time.perf_counter()
+                while unread:
+                    if not unread[0][0].exists():  # read: the child removes it
+                        behind -= unread.popleft()[1]
+                    elif behind + size > BEHIND and self.proc.poll() is None:
+                        time.sleep(0.05)
+                    else:
+                        break
+                self.waited += time.perf_counter() - started
+                batch = self.spool / f"{written:08d}"
+                written += 1
+                with batch.open("wb") as f:
+                    for kind, payload in frames:
+                        f.write(_frame(kind, payload))
+                        f.write(payload)
+                name = str(batch).encode("utf-8")
+                stdin.write(_frame(b"F", name) + name)
+                stdin.flush()
+                unread.append((batch, size))
+                behind += size
             stdin.close()
         except BaseException as exc:  # the child died: the ingest hears of it at its next batch
             self.error = exc
@@ -423,6 +486,7 @@ class BesideBuilder:
     def _failure(self) -> StoreError:
         self.proc.kill()
         self.proc.wait()
+        self._spool.cleanup()
         self._log.seek(0)
         words = self._log.read().decode("utf-8", "replace").strip().splitlines()[-5:]
         why = "; ".join(words) or f"it exited with status {self.proc.returncode}"
@@ -453,7 +517,9 @@ class BesideBuilder:
         if self.error is not None or status != 0:
             raise self._failure()
         self._log.close()
+        self._spool.cleanup()
         result: dict[str, Any] = json.loads(answer)
+        result["fed_waiting_seconds"] = round(self.waited, 3)
         return result
 
     def abort(self) -> None:
@@ -463,6 +529,7 @@ class BesideBuilder:
         with contextlib.suppress(queue.Full):  # the sender, stopped by the broken pipe
             self._queue.put_nowait(None)
         self._log.close()
+        self._spool.cleanup()
 
 
 if __name__ == "__main__":
