@@ -213,7 +213,46 @@ def test_the_wide_generator_keeps_its_distributions_and_maps_whole(tmp_path: Pat
     by_slug = {r["url"].removeprefix("/paper/"): len(set(r["authors"])) for r in [*recs, wide]}
     assert {row["slug"]: row["n"] for row in creators} == by_slug
     assert report.timings["loading"] > 0 and report.timings["mapping"] > 0
-    assert set(report.as_dict()["timings"]) >= {"loading", "waiting_for_load", "mapping", "publishing"}
+    assert set(report.as_dict()["timings"]) >= {
+        "loading", "waiting_for_load", "mapping", "publishing", "ending"
+    }
+
+
+def test_the_compaction_runs_beside_the_end_of_the_run(
+    tmp_path: Path, seed_paths: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run's last steps (the search index's finish, `on_written`) and the compaction that
+    ends it run side by side: the compaction (one core) starts before the finish is over,
+    and the run's `ending` covers both."""
+    import threading
+    import time
+
+    from kg.ingest.ingestor import Ingestor
+
+    seen: dict[str, float] = {}
+    path = tmp_path / "store"
+    with GraphStore.open(path) as store:
+        optimize = store.optimize
+
+        def timed_optimize() -> None:
+            seen["compaction_from"] = time.perf_counter()
+            seen["compaction_thread"] = threading.get_ident()
+            optimize()  # the store's own compaction, timed
+
+        def finish() -> None:
+            seen["finish_from"] = time.perf_counter()
+            time.sleep(0.5)  # a finish that takes a while: the compaction starts meanwhile
+            seen["finish_to"] = time.perf_counter()
+
+        monkeypatch.setattr(store, "optimize", timed_optimize)
+        report = Ingestor(
+            store, Iris(BASE), on_written=finish, compact_from=0, first_load=False
+        ).run(list(map(str, seed_paths)))
+        assert store.count() == report.store_quads > 400
+    assert report.compaction is not None  # it grew from nothing: the compaction ran
+    assert seen["compaction_from"] < seen["finish_to"]  # after it, before: side by side
+    assert seen["compaction_thread"] != threading.get_ident()
+    assert report.timings["ending"] >= 0.5
 
 
 def test_a_batchs_default_graph_lines_are_its_quads_without_their_graph(

@@ -470,9 +470,10 @@ class Ingestor:
         `report.timings` says where the time went, in seconds: `mapping` (the main thread
         reading, mapping and batching, less the two below), `waiting_for_load` (the main
         thread waiting for the writer), `search_index` (keeping the index in step, through
-        `on_batch`), `compaction`, `strict_check` (--strict's first pass); and, on the writer
-        thread beside the mapping, `loading` (the batches' writes), of which `publishing`
-        (each batch's publication for readers).
+        `on_batch`), `compaction`, `strict_check` (--strict's first pass); `ending`, the
+        run's end, in which the compaction runs beside the search index's finish (both in
+        it); and, on the writer thread beside the mapping, `loading` (the batches' writes),
+        of which `publishing` (each batch's publication for readers).
         """
         start = time.perf_counter()
         published = self.store.publish_seconds
@@ -505,6 +506,7 @@ class Ingestor:
         # mostly now (it indexes at the lowest priority, kg.search.beside), and the count of
         # the store (a scan of every index: 23 s at the archive's size), both below the
         # compaction's priority, which the command waits on longest.
+        ending_from = time.perf_counter()
         with ThreadPoolExecutor(max_workers=2, thread_name_prefix="kg-end") as ending:
             compacted = ending.submit(
                 self.store.compact_if_it_pays, grown_from, at_least=self.compact_from
@@ -514,6 +516,7 @@ class Ingestor:
                 self.on_written()
                 self.report.store_quads = counted.result()
             self.report.compaction = compacted.result()
+        timings["ending"] = time.perf_counter() - ending_from
         self.report.seconds = time.perf_counter() - start
         if self.strict:
             timings["strict_check"] = checked - start
