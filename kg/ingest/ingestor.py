@@ -501,11 +501,9 @@ class Ingestor:
         timings["mapping"] = (
             ingested - checked - timings["waiting_for_load"] - timings["search_index"]
         )
-        # The compaction (one core: RocksDB compacts index after index) runs beside what
-        # else ends the run: the search index's finish, which a first ingest's child does
-        # mostly now (it indexes at the lowest priority, kg.search.beside), and the count of
-        # the store (a scan of every index: 23 s at the archive's size), both below the
-        # compaction's priority, which the command waits on longest.
+        # The compaction (one core) runs beside the rest of the run's end: the search index's
+        # finish (a first ingest's child indexes mostly now: kg.search.beside) and the count
+        # (23 s at the archive's size), both at a lower priority than the compaction's.
         ending_from = time.perf_counter()
         with ThreadPoolExecutor(max_workers=2, thread_name_prefix="kg-end") as ending:
             compacted = ending.submit(
