@@ -165,6 +165,36 @@ def test_a_child_that_dies_fails_the_ingest_and_leaves_the_index_dirty(
         assert index.state()["state"] == "clean" and index.doc_count() > 50
 
 
+def test_a_batch_that_cannot_be_handed_over_fails_the_ingest_saying_why(
+    tmp_path: Path,
+) -> None:
+    """The folder the batches wait in is gone (a full or vanished temporary folder): the
+    next batch fails the ingest, the error says what failed, and the index stays dirty."""
+    data = tmp_path / "records.jsonl"
+    write_records(data)
+    path = tmp_path / "store"
+    with GraphStore.open(path) as store:
+        upkeep = Upkeep(store, path)
+        upkeep.begin()
+        assert upkeep.beside is not None
+        spool = upkeep.beside.spool
+        spool.rmdir()
+        spool.write_text("not a folder", encoding="utf-8")
+        try:
+            with pytest.raises(StoreError, match=r"handing it a batch failed: .*Not a directory"):
+                try:
+                    Ingestor(
+                        store, Iris(BASE), batch_size=20, on_batch=upkeep.observe,
+                        first_load=False,
+                    ).run([str(data)])
+                except BaseException:
+                    upkeep.abort()
+                    raise
+        finally:
+            spool.unlink(missing_ok=True)
+        assert Index.open(index_path(path)).state()["state"] == "dirty"
+
+
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="priorities via /proc")
 def test_the_child_indexes_at_the_lowest_priority(tmp_path: Path, seed_paths: list[Path]) -> None:
     """The child lowers its own priority first thing (its threads inherit it): it indexes

@@ -423,8 +423,9 @@ class BesideBuilder:
     def __init__(self, index_dir: Path) -> None:
         self._log = tempfile.TemporaryFile()  # noqa: SIM115 (the child's stderr, read on failure)
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "kg.search.beside", str(index_dir), str(KEPT),
-             str(COMMIT_EVERY)],
+            # not `-m`: kg.search imports this module, and runpy warns of it on stderr
+            [sys.executable, "-c", "from kg.search.beside import main; main()",
+             str(index_dir), str(KEPT), str(COMMIT_EVERY)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._log,
@@ -489,7 +490,10 @@ class BesideBuilder:
         self._spool.cleanup()
         self._log.seek(0)
         words = self._log.read().decode("utf-8", "replace").strip().splitlines()[-5:]
-        why = "; ".join(words) or f"it exited with status {self.proc.returncode}"
+        if self.error is not None and not isinstance(self.error, BrokenPipeError):
+            why = f"handing it a batch failed: {self.error}"  # the child was alive
+        else:
+            why = "; ".join(words) or f"it exited with status {self.proc.returncode}"
         return StoreError(
             f"the search index could not be built beside the load ({why}); nothing was "
             "published for search: run the ingest again, or `kg search` rebuilds the index "
