@@ -11,6 +11,7 @@ import json
 import os
 import signal
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -129,6 +130,20 @@ def test_the_index_built_beside_the_load_is_the_rebuilds(
     assert len(trap) == 1 and trap[0][1] == ("paper",)
 
 
+def ingest_or_abort(
+    store: GraphStore, upkeep: Upkeep, data: Path, observe: Callable[[WrittenBatch], None]
+) -> None:
+    """Ingest `data` batch by batch (the store holds the batches written before a failure);
+    if it fails, stop the index's child as the library does, and raise."""
+    try:
+        Ingestor(store, Iris(BASE), batch_size=20, on_batch=observe, first_load=False).run(
+            [str(data)]
+        )
+    except BaseException:
+        upkeep.abort()
+        raise
+
+
 def test_a_child_that_dies_fails_the_ingest_and_leaves_the_index_dirty(
     tmp_path: Path,
 ) -> None:
@@ -151,14 +166,7 @@ def test_a_child_that_dies_fails_the_ingest_and_leaves_the_index_dirty(
                 child.wait()
 
         with pytest.raises(StoreError, match="search index could not be built beside the load"):
-            try:
-                # batch by batch, so that the store holds the batches written before
-                Ingestor(
-                    store, Iris(BASE), batch_size=20, on_batch=observe, first_load=False
-                ).run([str(data)])
-            except BaseException:
-                upkeep.abort()
-                raise
+            ingest_or_abort(store, upkeep, data, observe)
         assert not spool.exists()  # the batches the child had not read: removed
         assert Index.open(index_path(path)).state()["state"] == "dirty"
         index = open_index(store, path, quiet=True)  # a reader: the index is rebuilt
@@ -182,14 +190,7 @@ def test_a_batch_that_cannot_be_handed_over_fails_the_ingest_saying_why(
         spool.write_text("not a folder", encoding="utf-8")
         try:
             with pytest.raises(StoreError, match=r"handing it a batch failed: .*Not a directory"):
-                try:
-                    Ingestor(
-                        store, Iris(BASE), batch_size=20, on_batch=upkeep.observe,
-                        first_load=False,
-                    ).run([str(data)])
-                except BaseException:
-                    upkeep.abort()
-                    raise
+                ingest_or_abort(store, upkeep, data, upkeep.observe)
         finally:
             spool.unlink(missing_ok=True)
         assert Index.open(index_path(path)).state()["state"] == "dirty"

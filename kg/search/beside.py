@@ -436,7 +436,6 @@ class BesideBuilder:
             prefix="kg-search-feed-", ignore_cleanup_errors=True
         )
         self.spool = Path(self._spool.name)  # the batches the child has not read yet
-        self.waited = 0.0  # seconds the sender waited for the child (BEHIND)
         self.error: BaseException | None = None
         self._sender = threading.Thread(target=self._send, name="kg-index-feed", daemon=True)
         self._sender.start()
@@ -454,7 +453,6 @@ class BesideBuilder:
                     stdin.flush()
                     continue
                 size = sum(_HEADER + len(payload) for _, payload in frames)
-                started = time.perf_counter()
                 while unread:
                     if not unread[0][0].exists():  # read: the child removes it
                         behind -= unread.popleft()[1]
@@ -462,7 +460,6 @@ class BesideBuilder:
                         time.sleep(0.05)
                     else:
                         break
-                self.waited += time.perf_counter() - started
                 batch = self.spool / f"{written:08d}"
                 written += 1
                 with batch.open("wb") as f:
@@ -523,7 +520,6 @@ class BesideBuilder:
         self._log.close()
         self._spool.cleanup()
         result: dict[str, Any] = json.loads(answer)
-        result["fed_waiting_seconds"] = round(self.waited, 3)
         return result
 
     def abort(self) -> None:
