@@ -24,7 +24,9 @@ the end only the child's last commit is left.
   load leave: on 2 cores little during the batches, and most at the run's end, beside the
   compaction, which runs on one core (docs/performance.md, "The index in the time the load
   leaves"). Meanwhile the batches it has not read wait in files in the temporary folder
-  (`tempfile`, TMPDIR), not in memory, up to BEHIND bytes; past that the ingest waits.
+  (`tempfile`, TMPDIR), not in memory, up to BEHIND bytes (less in a small folder:
+  `spool_room`); past that the ingest waits. A batch the folder cannot take goes down the
+  pipe itself (its frames, as the end's do).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ import os
 import queue
 import re
 import resource
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -76,7 +79,11 @@ _HEADER = 9
 #: Bytes of batches handed to the child and not yet read by it, at most (in files, see the
 #: module docstring); past them the ingest waits for the child. On 2 cores the child, at
 #: the lowest priority, fell behind by 351 MB at 20,000 records and 502 MB at a tenth of the
-#: archive, and caught up beside the compaction.
+#: archive, and caught up beside the compaction; at the archive's scale it stays that far
+#: behind the whole load long, and 4 GiB gained nothing there (docs/performance.md). Never
+#: more than half what the temporary folder has room for (`spool_room`): a small one (a
+#: tmpfs of 64 MB) filled, and failed the ingest; a batch it cannot take at all goes down
+#: the pipe instead, which the child reads at its own pace (the ingest waits for it).
 BEHIND = 1 << 30
 #: The child's nice value: the lowest priority (the compaction's threads run at 10, so in
 #: the run's last seconds the compaction, which the command waits on, comes first).
@@ -171,13 +178,19 @@ class LineDocuments:
         import numpy as np
 
         keys = (self.parts.keys() | self.types.keys() | self.graphs.keys()) - keep
-        self._spill.executemany(
-            "INSERT OR REPLACE INTO e VALUES (?, ?)",
-            ((s, marshal.dumps((self.parts.get(s), self.graphs.get(s), self.types.get(s),
-                                s in self.emitted)))
-             for s in sorted(keys)),  # in key order: the table's pages fill one by one
-        )
-        self._spill.commit()
+        try:
+            self._spill.executemany(
+                "INSERT OR REPLACE INTO e VALUES (?, ?)",
+                ((s, marshal.dumps((self.parts.get(s), self.graphs.get(s), self.types.get(s),
+                                    s in self.emitted)))
+                 for s in sorted(keys)),  # in key order: the table's pages fill one by one
+            )
+            self._spill.commit()
+        except sqlite3.OperationalError as exc:  # a full disk, mostly
+            raise OSError(
+                f"the search index's spill file in {Path(tempfile.gettempdir())} could not be "
+                f"written ({exc}): give the temporary folder (TMPDIR) more room"
+            ) from None
         added = np.sort(np.fromiter((hash(s) for s in keys), dtype=np.int64, count=len(keys)))
         merged = added if self._spilled is None else np.concatenate((self._spilled, added))
         merged.sort(kind="stable")  # two sorted runs: timsort merges them in one pass
@@ -415,21 +428,52 @@ def main() -> None:
     sys.exit(status)
 
 
+def spool_room(folder: Path, unread: int) -> int:
+    """Bytes of batches that may wait unread in `folder`, where `unread` bytes of them are:
+    BEHIND, or half of what the folder has for them (its free space and theirs) if less."""
+    try:
+        return min(BEHIND, (shutil.disk_usage(folder).free + unread) // 2)
+    except OSError:
+        return BEHIND
+
+
+def _spooled(batch: Path, frames: list[tuple[bytes, bytes]]) -> bool:
+    """Write a batch's frames to the file `batch`; False, and no file, if the temporary
+    folder cannot take it (full, gone, not writable)."""
+    try:
+        with batch.open("wb") as f:
+            for kind, payload in frames:
+                f.write(_frame(kind, payload))
+                f.write(payload)
+    except OSError:
+        with contextlib.suppress(OSError):
+            batch.unlink(missing_ok=True)
+        return False
+    return True
+
+
 # -- the parent ----------------------------------------------------------------------------
+#: The line that ends a Python traceback: "OSError: …", "sqlite3.OperationalError: …".
+_RAISED = re.compile(r"[\w.]+(?:Error|Exception|Interrupt): ")
+
+
 class BesideBuilder:
     """The parent's side: a child process building the index at `index_dir`, fed batch by
     batch through a bounded queue and a sender thread (the ingest's thread only queues)."""
 
     def __init__(self, index_dir: Path) -> None:
-        self._log = tempfile.TemporaryFile()  # noqa: SIM115 (the child's stderr, read on failure)
         self.proc = subprocess.Popen(
             # not `-m`: kg.search imports this module, and runpy warns of it on stderr
             [sys.executable, "-c", "from kg.search.beside import main; main()",
              str(index_dir), str(KEPT), str(COMMIT_EVERY)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=self._log,
+            stderr=subprocess.PIPE,
         )
+        # the child's last words, kept in memory: a full temporary folder must not lose them
+        self._words: deque[str] = deque(maxlen=5)
+        self._listener = threading.Thread(target=self._listen, name="kg-index-log", daemon=True)
+        self._listener.start()
         # one batch handed over at a time: the sender writes it to a file in `_spool`
         self._queue: queue.Queue[list[tuple[bytes, bytes]] | None] = queue.Queue(1)
         self._spool = tempfile.TemporaryDirectory(
@@ -456,26 +500,34 @@ class BesideBuilder:
                 while unread:
                     if not unread[0][0].exists():  # read: the child removes it
                         behind -= unread.popleft()[1]
-                    elif behind + size > BEHIND and self.proc.poll() is None:
+                    elif behind + size > spool_room(self.spool, behind) and self.alive():
                         time.sleep(0.05)
                     else:
                         break
                 batch = self.spool / f"{written:08d}"
                 written += 1
-                with batch.open("wb") as f:
-                    for kind, payload in frames:
-                        f.write(_frame(kind, payload))
-                        f.write(payload)
-                name = str(batch).encode("utf-8")
-                stdin.write(_frame(b"F", name) + name)
+                if _spooled(batch, frames):
+                    name = str(batch).encode("utf-8")
+                    stdin.write(_frame(b"F", name) + name)
+                    unread.append((batch, size))
+                    behind += size
+                else:  # no room in the temporary folder: down the pipe, at the child's pace
+                    stdin.writelines(_frame(kind, payload) + payload for kind, payload in frames)
                 stdin.flush()
-                unread.append((batch, size))
-                behind += size
             stdin.close()
         except BaseException as exc:  # the child died: the ingest hears of it at its next batch
             self.error = exc
             while self._queue.get() is not None:  # let the ingest's puts through
                 pass
+
+    def _listen(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:  # until the child exits
+            if text := line.decode("utf-8", "replace").strip():
+                self._words.append(text[:500])
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
 
     def _check(self) -> None:
         if self.error is not None or self.proc.poll() is not None:
@@ -485,12 +537,15 @@ class BesideBuilder:
         self.proc.kill()
         self.proc.wait()
         self._spool.cleanup()
-        self._log.seek(0)
-        words = self._log.read().decode("utf-8", "replace").strip().splitlines()[-5:]
+        self._listener.join()
+        words = list(self._words)
         if self.error is not None and not isinstance(self.error, BrokenPipeError):
             why = f"handing it a batch failed: {self.error}"  # the child was alive
         else:
-            why = "; ".join(words) or f"it exited with status {self.proc.returncode}"
+            raised = [w for w in words if _RAISED.match(w)]  # a traceback's last line says it
+            why = (raised[-1] if raised else "; ".join(words)) or (
+                f"it exited with status {self.proc.returncode}"
+            )
         return StoreError(
             f"the search index could not be built beside the load ({why}); nothing was "
             "published for search: run the ingest again, or `kg search` rebuilds the index "
@@ -517,7 +572,7 @@ class BesideBuilder:
         status = self.proc.wait()
         if self.error is not None or status != 0:
             raise self._failure()
-        self._log.close()
+        self._listener.join()
         self._spool.cleanup()
         result: dict[str, Any] = json.loads(answer)
         return result
@@ -528,7 +583,7 @@ class BesideBuilder:
         self.proc.wait()
         with contextlib.suppress(queue.Full):  # the sender, stopped by the broken pipe
             self._queue.put_nowait(None)
-        self._log.close()
+        self._listener.join()
         self._spool.cleanup()
 
 
