@@ -5,13 +5,14 @@ whose parent went away commits nothing."""
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import io
 import json
 import os
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -130,6 +131,19 @@ def test_the_index_built_beside_the_load_is_the_rebuilds(
     assert len(trap) == 1 and trap[0][1] == ("paper",)
 
 
+@contextlib.contextmanager
+def first_ingest(tmp_path: Path) -> Iterator[tuple[Path, GraphStore, Upkeep]]:
+    """Records to ingest, and an empty store at `tmp_path / "store"` whose index a child
+    builds beside the load (begun, not finished)."""
+    data = tmp_path / "records.jsonl"
+    write_records(data)
+    path = tmp_path / "store"
+    with GraphStore.open(path) as store:
+        upkeep = Upkeep(store, path)
+        upkeep.begin()
+        yield data, store, upkeep
+
+
 def ingest_or_abort(
     store: GraphStore, upkeep: Upkeep, data: Path, observe: Callable[[WrittenBatch], None]
 ) -> None:
@@ -150,12 +164,8 @@ def test_a_child_that_dies_fails_the_ingest_and_leaves_the_index_dirty(
     """The child killed after the first batch: the next batch's hand-over fails the ingest with
     an error that names the search index; the index is left dirty, and a reader rebuilds it
     from what the store holds."""
-    data = tmp_path / "records.jsonl"
-    write_records(data)
     path = tmp_path / "store"
-    with GraphStore.open(path) as store:
-        upkeep = Upkeep(store, path)
-        upkeep.begin()
+    with first_ingest(tmp_path) as (data, store, upkeep):
         assert upkeep.beside is not None
         child, spool = upkeep.beside.proc, upkeep.beside.spool
 
@@ -177,12 +187,8 @@ def test_batches_the_temporary_folder_cannot_take_go_down_the_pipe(tmp_path: Pat
     """The folder the batches wait in cannot take them (full, gone: here a file in its
     place): each batch goes down the pipe instead, and the index is the rebuild's, clean.
     (A 64 MB tmpfs as TMPDIR failed 20,000 records' ingest before.)"""
-    data = tmp_path / "records.jsonl"
-    write_records(data)
     path = tmp_path / "store"
-    with GraphStore.open(path) as store:
-        upkeep = Upkeep(store, path)
-        upkeep.begin()
+    with first_ingest(tmp_path) as (data, store, upkeep):
         assert upkeep.beside is not None
         spool = upkeep.beside.spool
         spool.rmdir()

@@ -492,12 +492,9 @@ class BesideBuilder:
         written = 0
         try:
             while (frames := self._queue.get()) is not None:
-                if any(kind == b"E" for kind, _ in frames):  # the end: straight down the pipe
-                    stdin.writelines(_frame(kind, payload) + payload for kind, payload in frames)
-                    stdin.flush()
-                    continue
+                end = any(kind == b"E" for kind, _ in frames)  # straight down the pipe
                 size = sum(_HEADER + len(payload) for _, payload in frames)
-                while unread:
+                while unread and not end:
                     if not unread[0][0].exists():  # read: the child removes it
                         behind -= unread.popleft()[1]
                     elif behind + size > spool_room(self.spool, behind) and self.alive():
@@ -505,13 +502,13 @@ class BesideBuilder:
                     else:
                         break
                 batch = self.spool / f"{written:08d}"
-                written += 1
-                if _spooled(batch, frames):
+                if not end and _spooled(batch, frames):
+                    written += 1
                     name = str(batch).encode("utf-8")
                     stdin.write(_frame(b"F", name) + name)
                     unread.append((batch, size))
                     behind += size
-                else:  # no room in the temporary folder: down the pipe, at the child's pace
+                else:  # the end, or no room in the temporary folder: at the child's pace
                     stdin.writelines(_frame(kind, payload) + payload for kind, payload in frames)
                 stdin.flush()
             stdin.close()
@@ -530,7 +527,7 @@ class BesideBuilder:
         return self.proc.poll() is None
 
     def _check(self) -> None:
-        if self.error is not None or self.proc.poll() is not None:
+        if self.error is not None or not self.alive():
             raise self._failure()
 
     def _failure(self) -> StoreError:
