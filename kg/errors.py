@@ -76,6 +76,10 @@ class StoreError(KgError):
     """The store cannot be opened or used."""
 
 
+class DiskFullError(StoreError):
+    """The disk holding the store has no room left for a write (kg.rdf.disk)."""
+
+
 class StoreBusyError(StoreError):
     """Another process holds the store for writing."""
 

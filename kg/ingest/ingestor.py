@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from kg.config import BATCH_QUADS, FIRST_LOAD_BATCH_QUADS, FIRST_LOAD_FROM, MAX_ARRAY_ITEMS
-from kg.errors import KgError, RecordError, StoreError, UsageError
+from kg.errors import DiskFullError, KgError, RecordError, StoreError, UsageError
 from kg.ingest.aliases import PaperAliases
 from kg.ingest.dumps import DUMP_KINDS
 from kg.ingest.identity import Iris
@@ -150,10 +150,7 @@ class Ingestor:
         self.licence, self.attribution = check_options(
             kind=kind, snapshot=snapshot, licence=licence, attribution=attribution
         )
-        self.snapshot = snapshot
-        self.max_items = max_items
-        self.store = store
-        self.iris = iris
+        self.snapshot, self.max_items, self.store, self.iris = snapshot, max_items, store, iris
         self.batch_size = batch_size
         self.batch_quads = batch_quads
         self.strict = strict
@@ -308,8 +305,9 @@ class Ingestor:
                 self.report.timings["waiting_for_load"] += time.perf_counter() - waited
                 self.report.quads += quads
                 self._remember_shared(writes)
-        except StoreError:
-            if self._loading is not None:  # one load for the run: it is written again
+        except StoreError as exc:
+            # one load for the run: it is written again; a full disk: no record is at fault
+            if self._loading is not None or isinstance(exc, DiskFullError):
                 raise
             whole, data = False, []
             self._write(writes, replace)  # again, synchronously: isolates the bad record
@@ -426,7 +424,9 @@ class Ingestor:
                 text.encode("utf-8"), [u.mapped.graph for u in writes], replace, [self._entities]
             )
             self.report.quads += sum(len(u.mapped.triples) + len(u.mapped.shared) for u in writes)
-        except StoreError:
+        except StoreError as exc:
+            if isinstance(exc, DiskFullError):  # no record is at fault
+                raise
             if len(writes) == 1:  # a mapping bug produced bad N-Quads: report, keep going
                 unit = writes[0]
                 self.report.added -= unit.mapped.graph not in replace

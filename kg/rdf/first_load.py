@@ -14,7 +14,8 @@ into one bulk load instead (`GraphStore.first_load`).
 - What the load cannot do is change what it already read: the ingest streams last the
   units a later rename may move (kg.ingest.aliases), so the load holds final IRIs only.
 - A parse error (kg mapped a record into bad N-Quads) ingests nothing; the caller writes
-  the run again batch by batch, which isolates the record.
+  the run again batch by batch, which isolates the record. A full disk ingests nothing
+  either, and stops the run (`DiskFullError`): the batches would fill it again.
 """
 
 from __future__ import annotations
@@ -25,8 +26,10 @@ import os
 import sys
 import threading
 from collections.abc import Iterable
+from pathlib import Path
 
 from kg.errors import StoreError
+from kg.rdf.disk import disk_full_error, is_disk_full
 from kg.rdf.engine import Engine
 
 #: Bytes the pipe holds (Linux's F_SETPIPE_SZ): fewer wake-ups than its 64 KiB default.
@@ -64,8 +67,9 @@ class FirstLoad:
     """One bulk load fed N-Quads through a pipe (see the module docstring). `feed` from one
     thread at a time; then `commit`, or `abort`."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, where: Path | None = None) -> None:
         self._engine = engine
+        self._where = where  # the store's folder, for the errors
         self._read_fd, self._write_fd = os.pipe()
         with contextlib.suppress(OSError):  # a smaller pipe only costs wake-ups
             fcntl.fcntl(self._write_fd, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
@@ -81,13 +85,16 @@ class FirstLoad:
         finally:
             os.close(self._read_fd)  # the feeding side gets EPIPE, not a wait for ever
 
-    def _failure(self) -> FirstLoadError:
+    def _failure(self) -> StoreError:
         self._thread.join()
+        if self._error is not None and is_disk_full(self._error):
+            return disk_full_error(self._where, "nothing of this first load was stored")
         return FirstLoadError(f"the store's first load stopped: {self._error or 'it ended early'}")
 
     def feed(self, chunks: Iterable[bytes]) -> None:
         """Write N-Quads (whole lines) into the load; waits while the loader catches up.
-        FirstLoadError if the loader stopped (nothing of it will be stored)."""
+        FirstLoadError if the loader stopped (nothing of it will be stored), DiskFullError
+        if it stopped for want of room."""
         if self._write_fd < 0:
             raise StoreError("the store's first load is over; nothing more can be fed to it")
         for chunk in chunks:
@@ -103,6 +110,8 @@ class FirstLoad:
         """End the input: the loader ingests everything it read, in one step."""
         self._close()
         self._thread.join()
+        if self._error is not None and is_disk_full(self._error):
+            raise disk_full_error(self._where, "nothing of this first load was stored")
         if self._error is not None:
             raise FirstLoadError(f"the store's first load failed: {self._error}") from None
 

@@ -35,6 +35,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from kg.errors import KgError, StoreError
+from kg.rdf.disk import disk_full_error, is_disk_full
 from kg.rdf.engine import Engine
 from kg.rdf.merge import merge_lines
 from kg.rdf.vocab import JOURNAL_GRAPH, KG
@@ -159,6 +160,11 @@ def write_batch(
             raise StoreError(f"the batch did not parse as N-Quads: {problems[0]}") from None
         engine.drop_graph(JOURNAL_GRAPH)
     except OSError as exc:  # disk full, I/O error: the journal lets the next writer recover
+        if is_disk_full(exc):
+            raise disk_full_error(
+                where, "the batch in flight will be rolled back when the store is next opened "
+                "for writing"
+            ) from None
         raise KgError(
             f"writing to the store at {where} failed ({exc}); the batch in flight "
             "will be rolled back when the store is next opened for writing"

@@ -29,6 +29,7 @@ from kg.rdf.compaction import COMPACT_FROM as COMPACT_FROM
 from kg.rdf.compaction import COMPACT_GROWTH as COMPACT_GROWTH
 from kg.rdf.compaction import Compaction as Compaction
 from kg.rdf.compaction import compact_copy, compaction_pays
+from kg.rdf.disk import said_if_full
 from kg.rdf.engine import (
     Engine,
     QueryDataset,
@@ -190,9 +191,8 @@ class GraphStore(StoreExport):
         self.close()
 
     def close(self) -> None:
-        # No flush: the logs keep what the memtables hold, and a flush waits while level 0
-        # is nearly full (RocksDB's write stall) for the compaction, which a closing writer
-        # leaves to the next one (kg.rdf.snapshots.publish)
+        # No flush: the logs keep what the memtables hold, and a flush waits for the compaction
+        # when level 0 is nearly full, which a closing writer leaves to the next (snapshots)
         if not self.read_only and self.path is not None:
             if self._writes == 0:
                 self.publish_pending()
@@ -243,7 +243,8 @@ class GraphStore(StoreExport):
             snapshots.mark_unpublished(path)
         self._writes += 1
         try:
-            yield
+            with said_if_full(path, "what it was writing is not stored"):
+                yield
         finally:
             self._writes -= 1
         if self._writes == 0 and self.path is not None and not self.read_only:
@@ -385,14 +386,13 @@ class GraphStore(StoreExport):
 
     @contextlib.contextmanager
     def first_load(self) -> Iterator[FirstLoad]:
-        """Into an empty store (`can_load_first`): one bulk load of everything fed to it,
-        stored whole when the block ends, or not at all if it raises (kg.rdf.first_load).
-        N-Quads fed to it should hold the merge lines of what they state (their triples in
-        the default graph), as `write_batch`'s merges: the store keeps no journal for it."""
+        """Into an empty store (`can_load_first`): one bulk load of all fed to it, stored
+        whole when the block ends or not at all (kg.rdf.first_load). Feed it the merge lines
+        of what it states too (`write_batch`'s merges): the store keeps no journal for it."""
         if not self.can_load_first():
             raise StoreError("a first load needs an empty store; write batches instead")
         with self._committing():
-            load = FirstLoad(self._writable())
+            load = FirstLoad(self._writable(), self.path)
             try:
                 yield load
             except BaseException:

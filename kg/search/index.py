@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from kg.errors import StoreError
+from kg.rdf.disk import said_if_full
 
 #: Bump when the schema or analysis changes: an index of another version is rebuilt.
 SCHEMA_VERSION = "2"
@@ -320,7 +321,10 @@ class Writer:
         return n
 
     def commit(self) -> None:
-        self._w.commit()
+        # the index lives in the store's folder: a full disk there is the store's
+        folder = None if self.index.path is None else self.index.path.parent
+        with said_if_full(folder, "the search index is rebuilt by the next command that reads it"):
+            self._w.commit()
         self.index.refresh()
 
     def close(self) -> None:
