@@ -302,3 +302,62 @@ def test_a_spill_file_that_cannot_grow_names_the_temporary_folder() -> None:
             batch(100)
     finally:
         docs.close()
+
+
+def test_a_child_whose_parent_went_away_removes_the_batches_folder(tmp_path: Path) -> None:
+    """A parent killed (SIGKILL) cannot remove the folder its batches wait in: the child,
+    reading the pipe's end without the end frame, removes it (after reading what it names)."""
+    import subprocess
+    import sys
+
+    index = Index.create(tmp_path / "index")
+    writer = Writer(index)
+    writer.begin()
+    writer.close()
+    del writer
+    spool = tmp_path / f"{beside.FEED_PREFIX}{os.getpid()}-x"
+    spool.mkdir()
+    lines = f'<{BASE}paper/p> {STD.title} "Left" <{BASE}g> .\n'.encode()
+    batch = spool / "00000000"
+    batch.write_bytes(b"D" + len(lines).to_bytes(8, "big") + lines + b"T" + bytes(8))
+    (spool / "00000001").write_bytes(b"never named down the pipe")
+    child = subprocess.run(
+        [sys.executable, "-c", "from kg.search.beside import main; main()",
+         str(tmp_path / "index"), str(beside.KEPT), str(beside.COMMIT_EVERY), str(spool)],
+        input=b"F" + len(str(batch)).to_bytes(8, "big") + str(batch).encode(),  # no end frame
+        capture_output=True, timeout=120, check=False,
+    )
+    assert child.returncode == 3, child.stderr[-2000:]
+    assert not spool.exists()
+    assert Index.open(tmp_path / "index").state()["state"] == "dirty"
+
+
+def test_the_folders_killed_ingests_left_are_removed_by_the_next(
+    tmp_path: Path, seed_paths: list[Path]
+) -> None:
+    """Folders of batches and spill files whose process is gone (a SIGKILL, which nothing
+    survives to clean up after) are removed by the next first ingest, as the real command
+    runs it; a live process's folder, and folders not named so, stay."""
+    import subprocess
+    import sys
+
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    orphans = [temp / f"{beside.FEED_PREFIX}{gone.pid}-a", temp / f"{beside.SPILL_PREFIX}{gone.pid}-b"]
+    kept = [temp / f"{beside.FEED_PREFIX}{os.getpid()}-c", temp / f"{beside.FEED_PREFIX}d",
+            temp / "other"]
+    for folder in orphans + kept:
+        folder.mkdir()
+        (folder / "00000000").write_bytes(b"x" * 1000)
+    env = {**os.environ, "TMPDIR": str(temp)}
+    done = subprocess.run(
+        [sys.executable, "-m", "kg", "--store", str(tmp_path / "store"), "ingest", "-q",
+         *map(str, seed_paths)],
+        env=env, capture_output=True, text=True, timeout=300, check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert [f for f in orphans if f.exists()] == []
+    assert all((f / "00000000").exists() for f in kept)
+    assert sorted(p.name for p in temp.iterdir()) == sorted(f.name for f in kept)  # its own: gone

@@ -26,7 +26,8 @@ the end only the child's last commit is left.
   leaves"). Meanwhile the batches it has not read wait in files in the temporary folder
   (`tempfile`, TMPDIR), not in memory, up to BEHIND bytes (less in a small folder:
   `spool_room`); past that the ingest waits. A batch the folder cannot take goes down the
-  pipe itself (its frames, as the end's do).
+  pipe itself (its frames, as the end's do). A child whose parent is gone removes that
+  folder; one whose child is gone too is removed by the next ingest (`sweep_orphans`).
 """
 
 from __future__ import annotations
@@ -102,6 +103,10 @@ COMMIT_EVERY = 100_000
 #: COMMIT_EVERY documents, a synthetic 600,000 took 47.1 s with 200 MB, 44.6 s with 100 MB
 #: and 49.0 s with 50 MB, the child's resident set 345, 232 and 133 MB.
 HEAP = 50_000_000
+#: The temporary folders of a parent's batches and of a child's spill file, each named with
+#: its process's id: a killed ingest cannot remove them, the next one does (`sweep_orphans`).
+FEED_PREFIX, SPILL_PREFIX = "kg-search-feed-", "kg-search-spill-"
+_ORPHAN = re.compile(rf"(?:{FEED_PREFIX}|{SPILL_PREFIX})(\d+)-")
 
 
 class LineDocuments:
@@ -169,7 +174,7 @@ class LineDocuments:
         the keys' hashes stay in memory, sorted (8 bytes a key), so that an entity never
         spilled is not looked up."""
         if self._spill is None:
-            self._spill_dir = tempfile.TemporaryDirectory(prefix="kg-search-spill-")
+            self._spill_dir = tempfile.TemporaryDirectory(prefix=f"{SPILL_PREFIX}{os.getpid()}-")
             self._spill = sqlite3.connect(Path(self._spill_dir.name) / "entities.db")
             self._spill.execute("PRAGMA journal_mode = OFF")
             self._spill.execute("PRAGMA synchronous = OFF")
@@ -425,7 +430,34 @@ def main() -> None:
     with rare_full_collections():  # its own process: the spill's maps live to its end
         status = serve(Path(sys.argv[1]), sys.stdin.buffer, sys.stdout.buffer,
                        int(sys.argv[2]), int(sys.argv[3]))
+    if status and len(sys.argv) > 4:  # the parent went away: no one else removes its batches
+        shutil.rmtree(sys.argv[4], ignore_errors=True)
     sys.exit(status)
+
+
+def sweep_orphans(folder: Path) -> int:
+    """Remove the folders of batches and spills (FEED_PREFIX, SPILL_PREFIX) in `folder` whose
+    process is gone (killed, it could not): returns how many. A folder's name holds its
+    process's id; a live process of that id, or one not ours, keeps it."""
+    removed = 0
+    with contextlib.suppress(OSError):
+        for entry in folder.iterdir():
+            owner = _ORPHAN.match(entry.name)
+            if owner is None or _alive(int(owner.group(1))):
+                continue
+            shutil.rmtree(entry, ignore_errors=True)
+            removed += not entry.exists()
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's: alive
+        return True
+    return True
 
 
 def spool_room(folder: Path, unread: int) -> int:
@@ -462,10 +494,14 @@ class BesideBuilder:
     batch through a bounded queue and a sender thread (the ingest's thread only queues)."""
 
     def __init__(self, index_dir: Path) -> None:
+        sweep_orphans(Path(tempfile.gettempdir()))  # what killed ingests left
+        self._spool = tempfile.TemporaryDirectory(
+            prefix=f"{FEED_PREFIX}{os.getpid()}-", ignore_cleanup_errors=True
+        )
         self.proc = subprocess.Popen(
             # not `-m`: kg.search imports this module, and runpy warns of it on stderr
             [sys.executable, "-c", "from kg.search.beside import main; main()",
-             str(index_dir), str(KEPT), str(COMMIT_EVERY)],
+             str(index_dir), str(KEPT), str(COMMIT_EVERY), self._spool.name],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -476,9 +512,6 @@ class BesideBuilder:
         self._listener.start()
         # one batch handed over at a time: the sender writes it to a file in `_spool`
         self._queue: queue.Queue[list[tuple[bytes, bytes]] | None] = queue.Queue(1)
-        self._spool = tempfile.TemporaryDirectory(
-            prefix="kg-search-feed-", ignore_cleanup_errors=True
-        )
         self.spool = Path(self._spool.name)  # the batches the child has not read yet
         self.error: BaseException | None = None
         self._sender = threading.Thread(target=self._send, name="kg-index-feed", daemon=True)
