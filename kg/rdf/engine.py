@@ -455,14 +455,18 @@ class Engine:
         return out
 
     def subjects_with(self, predicate: str, value: str) -> list[str]:
-        """IRIs (sorted) of the subjects with `predicate` "value" (a plain string), any graph."""
-        pattern = (None, ox.NamedNode(predicate), ox.Literal(value), None)
+        """IRIs (sorted) of the subjects with `predicate` "value" (a plain string), read from
+        the default graph, which holds every graph's triples (kg.rdf.merge): one index, where
+        any graph reads two (half the time of an ingest's paper lookups)."""
+        pattern = (None, ox.NamedNode(predicate), ox.Literal(value), ox.DefaultGraph())
         quads = self._store.quads_for_pattern(*pattern)
         return sorted({q.subject.value for q in quads if isinstance(q.subject, ox.NamedNode)})
 
     def literal_values(self, subject: str, predicate: str) -> list[str]:
-        """The lexical forms of `subject`'s `predicate` literals, any graph."""
-        quads = self._store.quads_for_pattern(ox.NamedNode(subject), ox.NamedNode(predicate), None)
+        """The lexical forms of `subject`'s `predicate` literals (the default graph, as
+        `subjects_with`)."""
+        pattern = (ox.NamedNode(subject), ox.NamedNode(predicate), None, ox.DefaultGraph())
+        quads = self._store.quads_for_pattern(*pattern)
         return sorted({q.object.value for q in quads if isinstance(q.object, ox.Literal)})
 
     def subject_lines_by_graph(self, subject: bytes) -> dict[str | None, list[bytes]]:
