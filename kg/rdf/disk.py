@@ -1,8 +1,8 @@
 """A full disk under the store: how kg recognises one, and the error that says what to do.
 
 RocksDB reports a full disk as an I/O error whose text names it ("No space left on
-device"), not by errno, and Tantivy (the search index) as a ValueError with that text; the
-system's own calls set ENOSPC. Either way the writer stops with
+device"), not by errno, and Tantivy (the search index) as a ValueError quoting Rust's text
+for it; the system's own calls set ENOSPC. Either way the writer stops with
 `DiskFullError`, which says how much room is left, what became of the write, and how to go
 on, instead of the engine's message about one of its files.
 """
@@ -18,14 +18,13 @@ from pathlib import Path
 from kg.errors import DiskFullError
 
 _NO_SPACE = "No space left on device"
+#: How Tantivy words it, inside a ValueError: Rust's own text for the system's error
+_RUST_NO_SPACE = f"{_NO_SPACE} (os error {errno.ENOSPC})"
 
 
 def is_disk_full(exc: BaseException) -> bool:
-    """Whether `exc` is a write that found no room on its disk (the search index's engine
-    raises ValueError for it)."""
-    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
-        return True
-    return isinstance(exc, (OSError, ValueError)) and _NO_SPACE in str(exc)
+    """Whether `exc` is a write that found no room on its disk."""
+    return isinstance(exc, OSError) and (exc.errno == errno.ENOSPC or _NO_SPACE in str(exc))
 
 
 def _megabytes(path: Path) -> str:
@@ -49,11 +48,15 @@ def disk_full_error(path: Path | None, outcome: str) -> DiskFullError:
 
 
 @contextlib.contextmanager
-def said_if_full(path: Path | None, outcome: str) -> Iterator[None]:
-    """Around a write: a full disk raises `disk_full_error(path, outcome)`."""
+def said_if_full(path: Path | None, outcome: str, *, value_errors: bool = False) -> Iterator[None]:
+    """Around a write: a full disk raises `disk_full_error(path, outcome)`. With
+    `value_errors`, a ValueError that carries the system's error counts too (Tantivy's, the
+    search index's: elsewhere a ValueError may quote the caller's own text)."""
     try:
         yield
     except (OSError, ValueError) as exc:
-        if is_disk_full(exc):
+        if is_disk_full(exc) or (
+            value_errors and isinstance(exc, ValueError) and _RUST_NO_SPACE in str(exc)
+        ):
             raise disk_full_error(path, outcome) from None
         raise

@@ -85,11 +85,13 @@ class FirstLoad:
         finally:
             os.close(self._read_fd)  # the feeding side gets EPIPE, not a wait for ever
 
-    def _failure(self) -> StoreError:
+    def _failure(self, how: str = "stopped") -> StoreError:
+        """What stopped the load: a full disk, or a FirstLoadError (the caller may write the
+        run in batches)."""
         self._thread.join()
         if self._error is not None and is_disk_full(self._error):
             return disk_full_error(self._where, "nothing of this first load was stored")
-        return FirstLoadError(f"the store's first load stopped: {self._error or 'it ended early'}")
+        return FirstLoadError(f"the store's first load {how}: {self._error or 'it ended early'}")
 
     def feed(self, chunks: Iterable[bytes]) -> None:
         """Write N-Quads (whole lines) into the load; waits while the loader catches up.
@@ -110,10 +112,8 @@ class FirstLoad:
         """End the input: the loader ingests everything it read, in one step."""
         self._close()
         self._thread.join()
-        if self._error is not None and is_disk_full(self._error):
-            raise disk_full_error(self._where, "nothing of this first load was stored")
         if self._error is not None:
-            raise FirstLoadError(f"the store's first load failed: {self._error}") from None
+            raise self._failure("failed") from None
 
     def abort(self) -> None:
         """Stop the load without storing anything of it (its files are removed)."""

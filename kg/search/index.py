@@ -323,7 +323,8 @@ class Writer:
     def commit(self) -> None:
         # the index lives in the store's folder: a full disk there is the store's
         folder = None if self.index.path is None else self.index.path.parent
-        with said_if_full(folder, "the search index is rebuilt by the next command that reads it"):
+        rebuilt = "the search index is rebuilt by the next command that reads it"
+        with said_if_full(folder, rebuilt, value_errors=True):
             self._w.commit()
         self.index.refresh()
 

@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from kg.rdf.disk import is_disk_full
+from kg.errors import DiskFullError
+from kg.rdf.disk import is_disk_full, said_if_full
 from kg.rdf.store import GraphStore
 from tests.reliability.helpers import assert_clean_failure, graph_sizes, run_kg, synth_file
 
@@ -118,7 +119,16 @@ def test_a_full_disk_is_told_from_other_write_errors(tmp_path: Path) -> None:
     with pytest.raises(OSError) as missing:
         (tmp_path / "no" / "such").write_bytes(b"x")
     assert not is_disk_full(missing.value)
-    # RocksDB's and Tantivy's words for it, as they raise them (no errno)
+    # RocksDB's words for it, as it raises them (no errno)
     assert is_disk_full(OSError("IO error: No space left on device: While appending to file"))
-    assert is_disk_full(ValueError("An IO error occurred: 'No space left on device (os error 28)'"))
-    assert not is_disk_full(ValueError("No space left on device"[:8]))
+    # Tantivy's, in a ValueError: only where the search index writes (elsewhere a ValueError
+    # may quote the caller's own text)
+    tantivy = ValueError("An IO error occurred: 'No space left on device (os error 28)'")
+    assert not is_disk_full(tantivy)
+    rebuilt = "the search index is rebuilt"
+    with pytest.raises(DiskFullError, match=rebuilt), said_if_full(
+        tmp_path, rebuilt, value_errors=True
+    ):
+        raise tantivy
+    with pytest.raises(ValueError), said_if_full(tmp_path, "not this"):
+        raise tantivy
