@@ -336,8 +336,10 @@ def test_the_folders_killed_ingests_left_are_removed_by_the_next(
     tmp_path: Path, seed_paths: list[Path]
 ) -> None:
     """Folders of batches and spill files whose process is gone (a SIGKILL, which nothing
-    survives to clean up after) are removed by the next first ingest, as the real command
-    runs it; a live process's folder, and folders not named so, stay."""
+    survives to clean up after) and untouched for ORPHAN_IDLE are removed by the next first
+    ingest, as the real command runs it; a live process's folder, a folder written to since
+    (its process may live in another PID namespace sharing the folder), and folders not
+    named so, stay."""
     import subprocess
     import sys
 
@@ -347,10 +349,14 @@ def test_the_folders_killed_ingests_left_are_removed_by_the_next(
     gone.wait()
     orphans = [temp / f"{beside.FEED_PREFIX}{gone.pid}-a", temp / f"{beside.SPILL_PREFIX}{gone.pid}-b"]
     kept = [temp / f"{beside.FEED_PREFIX}{os.getpid()}-c", temp / f"{beside.FEED_PREFIX}d",
-            temp / "other"]
+            temp / "other", temp / f"{beside.FEED_PREFIX}{gone.pid}-fresh"]
+    long_ago = time.time() - beside.ORPHAN_IDLE - 60
     for folder in orphans + kept:
         folder.mkdir()
         (folder / "00000000").write_bytes(b"x" * 1000)
+        if not folder.name.endswith("fresh"):  # written to a minute ago: another namespace's?
+            os.utime(folder / "00000000", (long_ago, long_ago))
+            os.utime(folder, (long_ago, long_ago))
     env = {**os.environ, "TMPDIR": str(temp)}
     done = subprocess.run(
         [sys.executable, "-m", "kg", "--store", str(tmp_path / "store"), "ingest", "-q",

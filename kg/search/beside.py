@@ -27,7 +27,7 @@ the end only the child's last commit is left.
   (`tempfile`, TMPDIR), not in memory, up to BEHIND bytes (less in a small folder:
   `spool_room`); past that the ingest waits. A batch the folder cannot take goes down the
   pipe itself (its frames, as the end's do). A child whose parent is gone removes that
-  folder; one whose child is gone too is removed by the next ingest (`sweep_orphans`).
+  folder; one whose child is gone too is removed by a later ingest (`sweep_orphans`).
 """
 
 from __future__ import annotations
@@ -106,6 +106,8 @@ HEAP = 50_000_000
 #: The temporary folders of a parent's batches and of a child's spill file, each named with
 #: its process's id: a killed ingest cannot remove them, the next one does (`sweep_orphans`).
 FEED_PREFIX, SPILL_PREFIX = "kg-search-feed-", "kg-search-spill-"
+#: ...once untouched this long: a batch or a spill writes to its folder every few seconds.
+ORPHAN_IDLE = 15 * 60.0
 _ORPHAN = re.compile(rf"(?:{FEED_PREFIX}|{SPILL_PREFIX})(\d+)-")
 
 
@@ -435,19 +437,29 @@ def main() -> None:
     sys.exit(status)
 
 
-def sweep_orphans(folder: Path) -> int:
+def sweep_orphans(folder: Path, idle: float = ORPHAN_IDLE) -> int:
     """Remove the folders of batches and spills (FEED_PREFIX, SPILL_PREFIX) in `folder` whose
     process is gone (killed, it could not): returns how many. A folder's name holds its
-    process's id; a live process of that id, or one not ours, keeps it."""
+    process's id; a live process of that id, one not ours, or a folder written to in the
+    last `idle` seconds (a process in another PID namespace sharing the folder) keeps it."""
     removed = 0
     with contextlib.suppress(OSError):
         for entry in folder.iterdir():
             owner = _ORPHAN.match(entry.name)
-            if owner is None or _alive(int(owner.group(1))):
+            if owner is None or _alive(int(owner.group(1))) or _written_within(entry, idle):
                 continue
             shutil.rmtree(entry, ignore_errors=True)
             removed += not entry.exists()
     return removed
+
+
+def _written_within(folder: Path, seconds: float) -> bool:
+    """Whether `folder` or a file in it changed in the last `seconds` (or cannot be told)."""
+    try:
+        changed = max([folder.stat().st_mtime, *(f.stat().st_mtime for f in folder.iterdir())])
+    except OSError:
+        return True
+    return time.time() - changed < seconds
 
 
 def _alive(pid: int) -> bool:
