@@ -11,6 +11,8 @@ import io
 import json
 import os
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -307,9 +309,6 @@ def test_a_spill_file_that_cannot_grow_names_the_temporary_folder() -> None:
 def test_a_child_whose_parent_went_away_removes_the_batches_folder(tmp_path: Path) -> None:
     """A parent killed (SIGKILL) cannot remove the folder its batches wait in: the child,
     reading the pipe's end without the end frame, removes it (after reading what it names)."""
-    import subprocess
-    import sys
-
     index = Index.create(tmp_path / "index")
     writer = Writer(index)
     writer.begin()
@@ -340,9 +339,6 @@ def test_the_folders_killed_ingests_left_are_removed_by_the_next(
     ingest, as the real command runs it; a live process's folder, a folder written to since
     (its process may live in another PID namespace sharing the folder), and folders not
     named so, stay."""
-    import subprocess
-    import sys
-
     temp = tmp_path / "tmp"
     temp.mkdir()
     gone = subprocess.Popen(["true"])

@@ -437,20 +437,16 @@ def main() -> None:
     sys.exit(status)
 
 
-def sweep_orphans(folder: Path, idle: float = ORPHAN_IDLE) -> int:
+def sweep_orphans(folder: Path, idle: float = ORPHAN_IDLE) -> None:
     """Remove the folders of batches and spills (FEED_PREFIX, SPILL_PREFIX) in `folder` whose
-    process is gone (killed, it could not): returns how many. A folder's name holds its
-    process's id; a live process of that id, one not ours, or a folder written to in the
-    last `idle` seconds (a process in another PID namespace sharing the folder) keeps it."""
-    removed = 0
+    process is gone (killed, it could not). A folder's name holds its process's id; a live
+    process of that id, one not ours, or a folder written to in the last `idle` seconds (a
+    process in another PID namespace sharing the folder) keeps it."""
     with contextlib.suppress(OSError):
         for entry in folder.iterdir():
             owner = _ORPHAN.match(entry.name)
-            if owner is None or _alive(int(owner.group(1))) or _written_within(entry, idle):
-                continue
-            shutil.rmtree(entry, ignore_errors=True)
-            removed += not entry.exists()
-    return removed
+            if owner and not _alive(int(owner.group(1))) and not _written_within(entry, idle):
+                shutil.rmtree(entry, ignore_errors=True)
 
 
 def _written_within(folder: Path, seconds: float) -> bool:
@@ -467,8 +463,8 @@ def _alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except OSError:  # another user's: alive
-        return True
+    except PermissionError:  # another user's
+        pass
     return True
 
 

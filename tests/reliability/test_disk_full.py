@@ -80,17 +80,22 @@ def converges(store: Path, data: Path, reference: dict[str, int]) -> None:
     assert last["url"].rsplit("/", 1)[-1] in hits
 
 
+def runs_out_of_room(store: Path, data: Path, how: str, outcome: str) -> None:
+    """`kg ingest how` into a store on a disk too small: one clean error that names the
+    store, says what became of the write, points at --store, and blames no record."""
+    result = run_kg("--store", str(store), "ingest", how, str(data), timeout=120)
+    assert_clean_failure(
+        result, f"the disk holding the store at {store} ran out of room", outcome, "--store"
+    )
+    assert "rejected" not in result.stderr and "invalid RDF" not in result.stderr
+
+
 def test_a_first_load_out_of_room_stops_at_once_and_stores_nothing(
     small_disk: Path, records_and_reference: tuple[Path, dict[str, int]]
 ) -> None:
     data, reference = records_and_reference
     store = small_disk / "store"
-    result = run_kg("--store", str(store), "ingest", "--first-load", str(data), timeout=120)
-    assert_clean_failure(
-        result, f"the disk holding the store at {store} ran out of room",
-        "nothing of this first load was stored", "--store",
-    )
-    assert "rejected" not in result.stderr and "invalid RDF" not in result.stderr
+    runs_out_of_room(store, data, "--first-load", "nothing of this first load was stored")
     with GraphStore.open(store, read_only=True) as opened:
         assert graph_sizes(opened) == {}  # not written again batch by batch
     grow(small_disk)
@@ -102,12 +107,7 @@ def test_batches_out_of_room_blame_no_record_and_roll_back(
 ) -> None:
     data, reference = records_and_reference
     store = small_disk / "store"
-    result = run_kg("--store", str(store), "ingest", "--in-batches", str(data), timeout=120)
-    assert_clean_failure(
-        result, f"the disk holding the store at {store} ran out of room",
-        "the batch in flight will be rolled back", "--store",
-    )
-    assert "rejected" not in result.stderr and "invalid RDF" not in result.stderr
+    runs_out_of_room(store, data, "--in-batches", "the batch in flight will be rolled back")
     grow(small_disk)
     converges(store, data, reference)
 
