@@ -27,11 +27,12 @@ def is_disk_full(exc: BaseException) -> bool:
     return isinstance(exc, OSError) and (exc.errno == errno.ENOSPC or _NO_SPACE in str(exc))
 
 
-def _megabytes(path: Path) -> str:
+def _free_now(path: Path) -> str:
+    """" (N MB free now)", or nothing where the disk cannot say (the folder is gone)."""
     try:
-        return f"{shutil.disk_usage(path).free / 10**6:,.0f} MB"
+        return f" ({shutil.disk_usage(path).free / 10**6:,.0f} MB free now)"
     except OSError:
-        return "no room"
+        return ""
 
 
 def disk_full_error(path: Path | None, outcome: str) -> DiskFullError:
@@ -40,7 +41,7 @@ def disk_full_error(path: Path | None, outcome: str) -> DiskFullError:
     if path is None:
         return DiskFullError(f"the disk ran out of room: {outcome}; free some and run it again")
     return DiskFullError(
-        f"the disk holding the store at {path} ran out of room ({_megabytes(path)} free now): "
+        f"the disk holding the store at {path} ran out of room{_free_now(path)}: "
         f"{outcome}; free some room there, or give {{parameter}} a folder on a larger disk, "
         "and run the command again",
         parameter="store",

@@ -132,3 +132,11 @@ def test_a_full_disk_is_told_from_other_write_errors(tmp_path: Path) -> None:
         raise tantivy
     with pytest.raises(ValueError), said_if_full(tmp_path, "not this"):
         raise tantivy
+    # the room left is said where the disk can say it, and left out where it cannot
+    full = OSError(errno.ENOSPC, "No space left on device")
+    said = r"ran out of room \([\d,]+ MB free now\): kept"
+    with pytest.raises(DiskFullError, match=said), said_if_full(tmp_path, "kept"):
+        raise full
+    gone = r"at \S+/gone ran out of room: kept"
+    with pytest.raises(DiskFullError, match=gone), said_if_full(tmp_path / "gone", "kept"):
+        raise full
