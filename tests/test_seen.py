@@ -3,6 +3,8 @@ content, and a conflicting one names where its first record was read, whatever t
 
 from __future__ import annotations
 
+import sys
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -27,5 +29,8 @@ def test_what_a_run_has_seen(run: list[tuple[str, str, str, str]]) -> None:
         assert earlier.same == (content == first[graph][0])
         if not earlier.same:
             assert earlier.where == f"{first[graph][1]}:{first[graph][2]}".rstrip(":")
+    assert len(seen) == len(first)  # one entry a graph, however often it was seen
+    # each graph holds a 16-byte key and a value of 20 bytes or more, Python objects both
+    assert seen.nbytes() >= len(first) * (sys.getsizeof(b"k" * 16) + sys.getsizeof(b"v" * 20))
     seen.clear()
     assert all(seen.see(g, "a", "x", "") is None for g in first)

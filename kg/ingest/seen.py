@@ -9,6 +9,7 @@ graphs held about 500 MB as text, 253 MB as tuples of digests and strings, 149 M
 from __future__ import annotations
 
 import hashlib
+import sys
 from dataclasses import dataclass
 
 
@@ -47,6 +48,15 @@ class SeenGraphs:
         number = int.from_bytes(first[16:20], "big")
         file = next(name for name, n in self._files.items() if n == number)
         return Earlier(False, f"{file}:{first[20:].decode('utf-8', 'surrogatepass')}".rstrip(":"))
+
+    def __len__(self) -> int:
+        return len(self._first)
+
+    def nbytes(self) -> int:
+        """The memory its graphs take (the map, its keys and values), for the benchmarks."""
+        return sys.getsizeof(self._first) + sum(
+            sys.getsizeof(k) + sys.getsizeof(v) for k, v in self._first.items()
+        )
 
     def clear(self) -> None:
         self._first.clear()
