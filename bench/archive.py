@@ -15,12 +15,15 @@
    `--rounds 2`, a second round loads the baseline first, then runs kg again (alternated,
    for a shared machine); the ratio is reported per round. Each store is then read as its
    command left it (every quad of 1,000 papers, warm): an ingest that leaves compactions
-   pending looks fast here and is slow to read later.
+   pending looks fast here and is slow to read later. Then the baseline's store is
+   compacted in full, as `kg ingest` compacts its own, for two more ratios by round
+   (bench/measure.py `settled`): like for like (the bulk load and that compaction against
+   kg's command) and the ceiling (the most kg could reach with its own final compaction).
 4. Map the dumps without a store (reading + mapping only), in a child process, to split
    the ingest time between Python and the store.
-5. Unless `--skip-compact`: compact kg's store (Oxigraph's `optimize`), write a compact
-   copy of it (`kg compact NEW`: one dump, one bulk load), and compact the baseline's
-   store, each with its bytes on disk before and after and its time.
+5. Unless `--skip-compact`: compact kg's store (Oxigraph's `optimize`) and write a compact
+   copy of it (`kg compact NEW`: one dump, one bulk load), each with its bytes on disk
+   before and after and its time (the baseline's, from the last round).
 6. Print the figures and the ratio ingest/bulk_load, and write bench/out/archive.json.
    With RocksDB's `ldb` installed (Debian's rocksdb-tools), also where each store's bytes
    are: the named graphs' six indexes, the default graph's three, and the strings.
@@ -42,7 +45,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from measure import command_phases, format_phases, index_bytes, peak_rss_mb, run_command
+from measure import (
+    command_phases,
+    format_phases,
+    format_settled,
+    index_bytes,
+    optimize_store,
+    peak_rss_mb,
+    run_command,
+    settled,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -77,10 +89,7 @@ def child_ingest(
         quads = store.count()
         stored = len(store)  # with the default graph's merge: what the baseline loads
     seen = ingestor._seen
-    seen_bytes = sys.getsizeof(seen) + sum(
-        sys.getsizeof(k) + sys.getsizeof(v) + sys.getsizeof(v[0]) + sys.getsizeof(v[1])
-        for k, v in seen.items()
-    )
+    seen_bytes = seen.nbytes()
     return {
         "seconds": seconds,
         "store_quads": quads,
@@ -177,7 +186,8 @@ def child_lookups(
 
     import pyoxigraph as ox
 
-    from kg.graph.incidence import RELATIONS, relation_query
+    from kg.graph.incidence import relation_query
+    from kg.graph.relations import RELATIONS
     from kg.rdf.store import GraphStore
 
     pin = GraphStore.share_snapshot(store_path)[0] if made_by == "kg" else None
@@ -196,7 +206,9 @@ def child_lookups(
             quads = sum(len(list(store.quads_for_pattern(s, None, None, None))) for s in sample)
             best = min(best, time.perf_counter() - start)
         start = time.perf_counter()
-        for _ in store.query(relation_query(RELATIONS["tasks"])):
+        solutions = store.query(relation_query(RELATIONS["tasks"]))
+        assert isinstance(solutions, ox.QuerySolutions)
+        for _ in solutions:
             pass
         scan = time.perf_counter() - start
         del store
@@ -223,34 +235,6 @@ def store_bytes(path: Path) -> int:
     from kg.rdf.stamp import size_on_disk
 
     return size_on_disk(path)
-
-
-def child_compact(store_path: Path) -> dict[str, Any]:
-    """`Store.optimize` (RocksDB's full compaction) on a closed store: its bytes on disk
-    before and after (the store closed), and the time and CPU it took."""
-    import pyoxigraph as ox
-
-    before = store_bytes(store_path)
-    store = ox.Store(str(store_path))
-    quads = len(store)
-    cpu = time.process_time()
-    start = time.perf_counter()
-    store.optimize()
-    store.flush()
-    seconds = time.perf_counter() - start
-    cpu = time.process_time() - cpu
-    del store
-    after = store_bytes(store_path)
-    return {
-        "seconds": seconds,
-        "compact_cpu_seconds": cpu,
-        "quads": quads,
-        "bytes_before": before,
-        "bytes_after": after,
-        "bytes_per_quad_before": before / quads,
-        "bytes_per_quad_after": after / quads,
-        **usage(),
-    }
 
 
 def child_copy(store_path: Path, into: Path) -> dict[str, Any]:
@@ -334,7 +318,7 @@ CHILDREN = {
     "map": lambda a: child_map_only(Path(a[0])),
     "dump": lambda a: child_dump(Path(a[0]), Path(a[1])),
     "bulk_load": lambda a: child_bulk_load(Path(a[0]), Path(a[1])),
-    "compact": lambda a: child_compact(Path(a[0])),
+    "compact": lambda a: optimize_store(Path(a[0])),
     "copy": lambda a: child_copy(Path(a[0]), Path(a[1])),
     "lookups": lambda a: child_lookups(Path(a[0]), a[1]),
 }
@@ -431,7 +415,11 @@ def main() -> None:
         for run, path, made_by in ((ingest, store, "kg"), (baseline, baseline_store, "bulk")):
             read = in_child("lookups", str(path), made_by)
             run["lookup_ms"], run["scan_seconds"] = read["ms_a_subject"], read["scan_seconds"]
+        # then the baseline's store settled as kg's command leaves its own (see `settled`)
+        settle = in_child("compact", str(baseline_store))
         rounds.append({"ratio": baseline["seconds"] / ingest["seconds"],
+                       **settled(ingest["seconds"], (ingest["compaction"] or {}).get("seconds"),
+                                 baseline["seconds"], settle["seconds"]),
                        "cpu_ratio": baseline["cpu_seconds"] / ingest["cpu_seconds"],
                        "kg_seconds": ingest["seconds"], "bulk_load_seconds": baseline["seconds"],
                        "kg_peak_rss_mb": ingest["peak_rss_mb"],
@@ -445,6 +433,7 @@ def main() -> None:
               f"quads read from each store as left: kg {ingest['lookup_ms']:.2f} ms, bulk "
               f"{baseline['lookup_ms']:.2f} ms; its paper-task pairs: kg "
               f"{ingest['scan_seconds']:.1f} s, bulk {baseline['scan_seconds']:.1f} s", flush=True)
+        print(f"round {r + 1}, settled: {format_settled(rounds[-1])}", flush=True)
         if args.compare_source is not None:  # the other tree's command, the same round
             other = command_ingest(dumps, work / "compare-store", args.batch_size,
                                    args.compare_source)
@@ -469,7 +458,7 @@ def main() -> None:
     shutil.rmtree(copy_store, ignore_errors=True)
     copy = None if args.skip_compact else in_child("copy", str(store), str(copy_store))
     shutil.rmtree(copy_store, ignore_errors=True)
-    baseline_compact = None if args.skip_compact else in_child("compact", str(baseline_store))
+    baseline_compact = settle  # the last round's (its store is settled already)
     nquads.unlink()
     for path in (store, baseline_store):
         shutil.rmtree(path, ignore_errors=True)
@@ -508,6 +497,9 @@ def main() -> None:
     )
     print(f"ratio     : {figures['ratio_ingest_to_bulk_load']:.2f} (bulk_load's time / kg's); "
           f"by round: {', '.join(format(r['ratio'], '.2f') for r in rounds)}")
+    print(f"settled   : like for like by round "
+          f"{', '.join(format(r['like_for_like'], '.2f') for r in rounds)}; ceiling by round "
+          f"{', '.join('-' if r['ceiling'] is None else format(r['ceiling'], '.2f') for r in rounds)}")
     if ingest.get("phases"):
         print(f"phases    : {format_phases(ingest['phases'])}")
     print(f"reads     : a paper's quads from each store as its command left it, warm: kg "
@@ -526,13 +518,15 @@ def main() -> None:
             f"map only  : {mapping['seconds']:8.1f} s (reading {mapping['read_seconds']:.1f} s) "
             f"peak RSS {mapping['peak_rss_mb']:,.0f} MB"
         )
-    for name, run in (("kg store", compact), ("bulk store", baseline_compact)):
-        if run:
+    compactions: list[tuple[str, dict[str, Any] | None]] = [
+        ("kg store", compact), ("bulk store", baseline_compact)]
+    for name, done in compactions:
+        if done:
             print(
-                f"{name:10}: {run['bytes_before'] / 2**20:,.0f} MB, "
-                f"{run['bytes_per_quad_before']:.0f} bytes/quad; compacted in "
-                f"{run['seconds']:.1f} s (CPU {run['compact_cpu_seconds']:.1f} s): "
-                f"{run['bytes_after'] / 2**20:,.0f} MB, {run['bytes_per_quad_after']:.0f} bytes/quad"
+                f"{name:10}: {done['bytes_before'] / 2**20:,.0f} MB, "
+                f"{done['bytes_per_quad_before']:.0f} bytes/quad; compacted in "
+                f"{done['seconds']:.1f} s (CPU {done['compact_cpu_seconds']:.1f} s): "
+                f"{done['bytes_after'] / 2**20:,.0f} MB, {done['bytes_per_quad_after']:.0f} bytes/quad"
             )
     if copy:
         print(

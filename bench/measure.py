@@ -256,3 +256,55 @@ def command_phases(wall: float, report: dict[str, Any]) -> dict[str, float]:
 
 def format_phases(shares: dict[str, float]) -> str:
     return ", ".join(f"{k} {v:.0%}" for k, v in shares.items())
+
+
+def optimize_store(path: Path) -> dict[str, Any]:
+    """`Store.optimize` (RocksDB's full compaction) of the closed store at `path`, as a
+    writer that leaves its readers a settled store would end: its time and CPU, its bytes
+    on disk before and after (closed) and its quads."""
+    import pyoxigraph as ox
+
+    from kg.rdf.stamp import size_on_disk
+
+    before = size_on_disk(path)
+    store = ox.Store(str(path))
+    quads = len(store)
+    cpu, start = time.process_time(), time.perf_counter()
+    store.optimize()
+    store.flush()
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+    del store
+    after = size_on_disk(path)
+    return {"seconds": seconds, "compact_cpu_seconds": cpu, "quads": quads,
+            "bytes_before": before, "bytes_after": after,
+            "bytes_per_quad_before": before / quads, "bytes_per_quad_after": after / quads,
+            "peak_rss_mb": peak_rss_mb()}
+
+
+def settled(
+    kg_seconds: float, kg_compaction: float | None, bulk_seconds: float, bulk_settle: float
+) -> dict[str, float | None]:
+    """Two ratios beside the bulk load's time over kg's command's, for a command that ends
+    with a full compaction (`kg ingest` past kg.rdf.compaction.COMPACT_FROM) so that its
+    readers do not merge the load's level-0 files, which the bulk load leaves them:
+
+    - `like_for_like`: (the bulk load + the full compaction of its store, `bulk_settle`
+      seconds) / kg's command: both leave a compacted store;
+    - `ceiling`: the bulk load / (the bulk load + kg's own final compaction): the most kg's
+      command could reach with as much left to compact at its end as this run left, were
+      all else it does (mapping, search index, count) free, since that compaction can only
+      start after the last write. None when kg did not compact."""
+    if kg_compaction is None:
+        return {"like_for_like": bulk_seconds / kg_seconds, "ceiling": None,
+                "bulk_settle_seconds": bulk_settle}
+    return {"like_for_like": (bulk_seconds + bulk_settle) / kg_seconds,
+            "ceiling": bulk_seconds / (bulk_seconds + kg_compaction),
+            "bulk_settle_seconds": bulk_settle}
+
+
+def format_settled(figures: dict[str, Any]) -> str:
+    ceiling = figures["ceiling"]
+    return (f"like for like {figures['like_for_like']:.2f}x (the bulk load's store compacted "
+            f"in {figures['bulk_settle_seconds']:.1f} s, as kg compacts its own); "
+            + ("kg did not compact" if ceiling is None else
+               f"ceiling {ceiling:.2f}x (the bulk load / the bulk load + kg's compaction)"))
