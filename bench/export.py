@@ -76,7 +76,7 @@ def run_native(store: Path, fmt: str, out: Path) -> dict[str, Any]:
         "jsonld": ox.RdfFormat.JSON_LD,
     }
     rfmt = formats[fmt]
-    prefixes = {"prefixes": PREFIXES} if fmt in ("turtle", "trig", "rdfxml") else {}
+    prefixes: dict[str, Any] = {"prefixes": PREFIXES} if fmt in ("turtle", "trig", "rdfxml") else {}
     start = time.perf_counter()
     st = ox.Store.read_only(str(store))
     if rfmt.supports_datasets:

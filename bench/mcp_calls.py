@@ -19,6 +19,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import anyio
@@ -57,7 +58,7 @@ async def _measure(url: str, store: str, runs: int, query: str) -> dict[str, lis
         Client(f"{url}/mcp", read_timeout_seconds=60) as over_http,
         Client(stdio, read_timeout_seconds=60) as over_stdio,
     ):
-        calls = {
+        calls: dict[str, Callable[[], Awaitable[object]]] = {
             "/sparql": lambda: http.get(
                 f"{url}/sparql", params={"query": query},
                 headers={"Accept": "application/sparql-results+json"},

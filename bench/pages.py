@@ -349,14 +349,14 @@ def side_by_side(
             cpu: dict[str, dict[str, float]] = {}
             missing: dict[str, int] = {}
             turn = 0
-            for kind, paths in pages.items():
+            for kind, requests in pages.items():
                 own = times.setdefault(kind, {"new": [], "old": []})
                 asked = [s for s in ("new", "old") if s == "new" or kind in old_kinds]
-                for path, headers in paths:  # the untimed first request of every page
+                for path, headers in requests:  # the untimed first request of every page
                     for side in asked:
                         client.get(sides[side] + path, headers=headers)
                 before = {side: tree_cpu(pids[side]) for side in asked}
-                for path, headers in paths:
+                for path, headers in requests:
                     order = ["new", "old"] if turn % 2 == 0 else ["old", "new"]
                     turn += 1
                     for side in order:

@@ -218,7 +218,10 @@ def main() -> None:
         server = app.state.server
         async with server.lifespan(app):
             real = server.pool
-            holders = [h for h in (server, getattr(server, "pages", None)) if hasattr(h, "pool")]
+            assert real is not None  # the lifespan started it
+            holders: list[Any] = [
+                h for h in (server, getattr(server, "pages", None)) if hasattr(h, "pool")
+            ]
             for holder in holders:  # the server's pool, and the pages' where they hold it
                 holder.pool = InProcessPool(store, real.generation)
             transport = httpx.ASGITransport(app=app)

@@ -20,6 +20,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
@@ -34,7 +35,7 @@ class Doc:
     body: str
 
 
-def _walk_tasks(tasks: list[dict], out: list[Doc], titles: dict[str, None]) -> None:
+def _walk_tasks(tasks: list[dict[str, Any]], out: list[Doc], titles: dict[str, None]) -> None:
     for task in tasks:
         name = task.get("task") or ""
         out.append(Doc(f"task:{name}", "task", name, task.get("description") or ""))

@@ -17,6 +17,7 @@ FTS5 and tantivy are also measured with and without English stemming.
 from __future__ import annotations
 
 import argparse
+import functools
 import gzip
 import json
 import random
@@ -200,7 +201,7 @@ def query_sets(docs: list[Doc], rng: random.Random) -> dict[str, list[str]]:
     bodies = [words(d.body) for d in docs if d.body][:20000]
     one = [rng.choice(vocab) for _ in range(200)]
     three = [" ".join(rng.sample(vocab, 3)) for _ in range(200)]
-    phrase = []
+    phrase: list[str] = []
     while len(phrase) < 200:
         b = rng.choice(bodies)
         if len(b) > 4:
@@ -208,6 +209,10 @@ def query_sets(docs: list[Doc], rng: random.Random) -> dict[str, list[str]]:
             phrase.append(" ".join(b[i : i + 3]))
     prefix = [w[:4] + " " for w in one]
     return {"1-word": one, "3-word": three, "phrase": phrase, "prefix": [p.strip() for p in prefix]}
+
+
+def searched(engine: Engine, mode: str, query: str) -> object:
+    return engine.search(query, mode)
 
 
 def latency(fn: Callable[[str], object], queries: list[str]) -> tuple[float, float]:
@@ -248,11 +253,11 @@ def main() -> None:
             row: dict[str, object] = {
                 "library": engine.name,
                 "index_s": round(seconds, 2),
-                "disk_mb": round(disk_size(engine.path) / 1e6, 1),  # type: ignore[attr-defined]
+                "disk_mb": round(disk_size(engine.path) / 1e6, 1),
             }
             for kind, qs in queries.items():
                 mode = "phrase" if kind == "phrase" else "prefix" if kind == "prefix" else "words"
-                p50, p95 = latency(lambda q, m=mode, e=engine: e.search(q, m), qs)
+                p50, p95 = latency(functools.partial(searched, engine, mode), qs)
                 row[f"{kind}_p50_ms"] = round(p50, 2)
                 row[f"{kind}_p95_ms"] = round(p95, 2)
             hit = sum(engine.search(d.title, "words", 1)[:1] == [d.key] for d in titles)

@@ -120,7 +120,7 @@ def dense_top(index: SimilarityIndex, row: int, k: int) -> list[int]:
     keep = score > 0
     papers, score = papers[keep], score[keep]
     order = np.lexsort((papers, -score))[:k]
-    return papers[order].tolist()
+    return [int(paper) for paper in papers[order]]
 
 
 def single_queries(index: SimilarityIndex, rows: np.ndarray, k: int) -> dict[str, float]:
@@ -412,7 +412,7 @@ def main() -> None:
     coo = small.matrix.tocoo()
     nx_seconds, nx_ranked = networkx_route(small, 10)
     kg_seconds, kg_ranked = kg_route(
-        small.papers, small.items, small.item_relation, coo.row, coo.col, 10
+        list(small.papers), list(small.items), small.item_relation, coo.row, coo.col, 10
     )
     assert kg_ranked == nx_ranked, "kg and NetworkX disagree"
     print(f"networkx {nx_seconds:.2f} s, kg {kg_seconds:.3f} s", flush=True)

@@ -70,8 +70,8 @@ def rank(inc: Incidence, query: str, score: Score, k: int = DEPTH) -> list[str]:
     d[row] = 0.0
     cand = np.flatnonzero(d > 0)
     s = np.round(score(d[cand], float(mass[row]), mass[cand]), 12)
-    order = sorted(range(len(cand)), key=lambda i: (-s[i], inc.papers[cand[i]]))
-    return [inc.papers[cand[i]] for i in order[:k]]
+    order = sorted(range(len(cand)), key=lambda i: (-s[i], inc.papers[int(cand[i])]))
+    return [inc.papers[int(cand[i])] for i in order[:k]]
 
 
 def _describe(inc: Incidence, names: dict[str, str], a: str, b: str) -> list[str]:

@@ -36,6 +36,7 @@ no figure rests on a name copied from the held-out paper.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import subprocess
@@ -176,7 +177,7 @@ def embedding_baseline(
 
     started = time.process_time()
     train_valid = valid.train()
-    trials = []
+    trials: list[dict[str, Any]] = []
     for n, config in enumerate(configurations(model, args.trials, args.seed)):
         emb = Embedding(train_valid, model, config, args.seed)
         spent = emb.train(args.trial_seconds)
@@ -234,7 +235,7 @@ def run_store(path: Path, args: argparse.Namespace) -> dict[str, Any]:
     kg_scores = evaluate(
         test,
         {
-            r: (lambda g, c, r=r: votes.scores(g, c, trained.for_relation(r)))
+            r: functools.partial(votes.scores, settings=trained.for_relation(r))
             for r in test.held_out
         },
     )

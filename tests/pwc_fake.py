@@ -14,7 +14,7 @@ import json
 import threading
 import time
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -85,8 +85,8 @@ def base_data() -> dict[str, Any]:
 
 def paper(
     pid: int, arxiv: str | None, title: str, published: str, authors: list[str], *,
-    tasks: list[int] = (), methods: list[int] = (), repos: list[tuple[str, bool]] = (),
-    hf: list[str] = (), lineage: list[str] = (),
+    tasks: Sequence[int] = (), methods: Sequence[int] = (),
+    repos: Sequence[tuple[str, bool]] = (), hf: Sequence[str] = (), lineage: Sequence[str] = (),
 ) -> dict[str, Any]:  # fmt: skip
     return {
         "id": str(pid), "arxiv_id": arxiv, "title": title, "published": published,
@@ -273,7 +273,7 @@ def _handler(api: FakeApi) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-def serve(api: FakeApi) -> Iterator[FakeApi]:
+def serve(api: FakeApi) -> Generator[FakeApi, None, None]:
     """Serve `api` on a free loopback port for the duration of the generator."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(api))
     server.daemon_threads = True
