@@ -289,7 +289,8 @@ def settled(
     readers do not merge the load's level-0 files, which the bulk load leaves them:
 
     - `like_for_like`: (the bulk load + the full compaction of its store, `bulk_settle`
-      seconds) / kg's command: both leave a compacted store;
+      seconds) / kg's command: both leave a compacted store (the plain ratio when kg did
+      not compact: neither does);
     - `ceiling`: the bulk load / (the bulk load + kg's own final compaction): the most kg's
       command could reach with as much left to compact at its end as this run left, were
       all else it does (mapping, search index, count) free, since that compaction can only

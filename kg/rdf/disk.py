@@ -28,7 +28,8 @@ def is_disk_full(exc: BaseException) -> bool:
 
 
 def _free_now(path: Path) -> str:
-    """" (N MB free now)", or nothing where the disk cannot say (the folder is gone)."""
+    """The room left, worded " (N MB free now)"; empty where the disk cannot say (the
+    folder is gone)."""
     try:
         return f" ({shutil.disk_usage(path).free / 10**6:,.0f} MB free now)"
     except OSError:
