@@ -305,9 +305,10 @@ class Ingestor:
                 self.report.timings["waiting_for_load"] += time.perf_counter() - waited
                 self.report.quads += quads
                 self._remember_shared(writes)
-        except StoreError as exc:
-            # one load for the run: it is written again; a full disk: no record is at fault
-            if self._loading is not None or isinstance(exc, DiskFullError):
+        except DiskFullError:  # no record is at fault
+            raise
+        except StoreError:
+            if self._loading is not None:  # one load for the run: it is written again
                 raise
             whole, data = False, []
             self._write(writes, replace)  # again, synchronously: isolates the bad record
@@ -424,9 +425,9 @@ class Ingestor:
                 text.encode("utf-8"), [u.mapped.graph for u in writes], replace, [self._entities]
             )
             self.report.quads += sum(len(u.mapped.triples) + len(u.mapped.shared) for u in writes)
-        except StoreError as exc:
-            if isinstance(exc, DiskFullError):  # no record is at fault
-                raise
+        except DiskFullError:  # no record is at fault
+            raise
+        except StoreError:
             if len(writes) == 1:  # a mapping bug produced bad N-Quads: report, keep going
                 unit = writes[0]
                 self.report.added -= unit.mapped.graph not in replace

@@ -524,7 +524,7 @@ class GraphStore(StoreExport):
 
     def subjects_with(self, predicate: str, value: str) -> list[str]:
         """IRIs (sorted) of the subjects with `predicate` "value" (a plain string), any graph."""
-        return self._engine.subjects_with(predicate, value)  # the merge holds every graph's
+        return self._engine.subjects_with(predicate, value)
 
     def literal_values(self, subject: str, predicate: str) -> list[str]:
         """The lexical forms of `subject`'s `predicate` literals, any graph."""
